@@ -1,0 +1,113 @@
+// Package event holds vplayer's own description of what the source's binary log said: transaction
+// boundaries, row changes, DDL and heartbeats. The reader produces these values, the relay log
+// buffers them and the applier consumes them; only the reader and the applier know go-mysql.
+package event
+
+import "fmt"
+
+// Type says what an Event carries.
+type Type uint8
+
+// Event types, in the order they appear within a transaction.
+const (
+	// Begin opens a source transaction. Its Pos is empty.
+	Begin Type = iota + 1
+	// Rows carries the row changes of one binlog rows event, for one table.
+	Rows
+	// Commit closes the open source transaction. Pos is the position just after it.
+	Commit
+	// DDL is a schema change, outside any transaction. Pos is the position just after it.
+	DDL
+	// Skip is a whole transaction that touched no replicated table: only its position matters.
+	Skip
+	// Heartbeat is the source saying it is alive while it has nothing to send.
+	Heartbeat
+)
+
+func (t Type) String() string {
+	switch t {
+	case Begin:
+		return "BEGIN"
+	case Rows:
+		return "ROWS"
+	case Commit:
+		return "COMMIT"
+	case DDL:
+		return "DDL"
+	case Skip:
+		return "SKIP"
+	case Heartbeat:
+		return "HEARTBEAT"
+	}
+	return fmt.Sprintf("Type(%d)", uint8(t))
+}
+
+// RowKind is the kind of a row change.
+type RowKind uint8
+
+// Row change kinds.
+const (
+	Insert RowKind = iota + 1
+	Update
+	Delete
+)
+
+func (k RowKind) String() string {
+	switch k {
+	case Insert:
+		return "INSERT"
+	case Update:
+		return "UPDATE"
+	case Delete:
+		return "DELETE"
+	}
+	return fmt.Sprintf("RowKind(%d)", uint8(k))
+}
+
+// Table identifies a source table as the binlog's table map described it.
+type Table struct {
+	Schema string
+	Name   string
+	// ColumnCount is the number of columns the source logged for the table.
+	ColumnCount int
+	// ColumnNames are the source's column names when it logs full row metadata, else nil.
+	ColumnNames []string
+	// ColumnTypes are the binlog column type codes, one per column.
+	ColumnTypes []byte
+	// Unsigned marks unsigned numeric columns when the source logs that metadata, else nil.
+	Unsigned []bool
+}
+
+// Row is one row change. Before is nil for an insert, After is nil for a delete. Values are in
+// column order, as the reader decoded them (nil for SQL NULL).
+type Row struct {
+	Before []any
+	After  []any
+}
+
+// Event is one item of the stream. Exactly the fields its Type names are set.
+type Event struct {
+	Type Type
+	// Pos is the source position just after this event, as "<flavor>/<value>", for Commit, DDL and
+	// Skip; empty otherwise.
+	Pos string
+	// Timestamp is the source's commit time in unix seconds (event header time).
+	Timestamp int64
+	// Table and Kind and Rows are set for Rows events.
+	Table *Table
+	Kind  RowKind
+	Rows  []Row
+	// Schema and Query are set for DDL events.
+	Schema string
+	Query  string
+	// Size is the event's size in the binary log, in bytes, as the relay log accounts it.
+	Size int
+}
+
+// Bytes returns the size the relay log accounts for e: its binlog size, at least 1.
+func (e *Event) Bytes() int {
+	if e.Size < 1 {
+		return 1
+	}
+	return e.Size
+}
