@@ -1,0 +1,102 @@
+package stall
+
+import (
+	"fmt"
+	"time"
+)
+
+// Snapshot is what the watchdog knows about a stream at one instant: the start
+// time of every wait in progress. A zero time means "not waiting". Start times
+// rather than durations make the firing instant exact, however late the
+// snapshot is taken.
+type Snapshot struct {
+	// RelayBlockedSince is when the reader started its current blocked Put on
+	// a full relay log; zero when the reader is not blocked in Put.
+	RelayBlockedSince time.Time
+	// WorkSince is when the applier started holding work (an open target
+	// transaction or fetched, unapplied items) without committing since; zero
+	// when it holds none. A commit resets it.
+	WorkSince time.Time
+	// Statement is the shape of the statement the applier is running now,
+	// e.g. "UPDATE `shop`.`orders`" or "COMMIT", never row values; empty
+	// when none.
+	Statement string
+	// StatementSince is when Statement started; zero when unknown.
+	StatementSince time.Time
+	// HeartbeatSince is when the heartbeat write in flight started; zero when
+	// no heartbeat write is in flight.
+	HeartbeatSince time.Time
+}
+
+// Check decides whether s shows a stall at now. Pure: the same arguments give
+// the same results.
+//
+// A condition fires when its elapsed time reaches its deadline (elapsed >=
+// deadline):
+//
+//   - relay log: now - RelayBlockedSince >= cfg.ProgressDeadline;
+//   - applier: now - WorkSince >= cfg.ProgressDeadline;
+//   - heartbeat: now - HeartbeatSince >= cfg.HeartbeatInterval, with Cause
+//     "recording took longer than <interval>".
+//
+// When the relay-log or the applier condition fires while the reader is
+// blocked, the error is a [RelayLog] one, whichever of the two clocks ran out
+// first; otherwise an [Applier] one. Those win over a heartbeat stall at the
+// same instant. A non-positive ProgressDeadline disables the relay-log and
+// applier conditions, a non-positive HeartbeatInterval the heartbeat one. A
+// zero Snapshot (an idle stream waiting on its source) never fires.
+//
+// err is a *[Error] or nil. When err is nil, next is the earliest instant
+// after now at which a condition in s could fire, or the zero time when none
+// is pending; when err is non-nil, next is the zero time.
+func Check(cfg Config, s Snapshot, now time.Time) (err error, next time.Time) {
+	var relayAt, workAt, heartbeatAt time.Time
+	if cfg.ProgressDeadline > 0 {
+		if !s.RelayBlockedSince.IsZero() {
+			relayAt = s.RelayBlockedSince.Add(cfg.ProgressDeadline)
+		}
+		if !s.WorkSince.IsZero() {
+			workAt = s.WorkSince.Add(cfg.ProgressDeadline)
+		}
+	}
+	if cfg.HeartbeatInterval > 0 && !s.HeartbeatSince.IsZero() {
+		heartbeatAt = s.HeartbeatSince.Add(cfg.HeartbeatInterval)
+	}
+
+	if reached(relayAt, now) || reached(workAt, now) {
+		e := &Error{Statement: s.Statement}
+		if s.RelayBlockedSince.IsZero() {
+			e.Detector, e.For = Applier, now.Sub(s.WorkSince)
+		} else {
+			e.Detector, e.For = RelayLog, now.Sub(s.RelayBlockedSince)
+		}
+		if s.Statement != "" && !s.StatementSince.IsZero() {
+			e.StatementFor = max(now.Sub(s.StatementSince), 0)
+		}
+		return e, time.Time{}
+	}
+	if reached(heartbeatAt, now) {
+		return &Error{
+			Detector: Heartbeat,
+			For:      now.Sub(s.HeartbeatSince),
+			Cause:    fmt.Errorf("recording took longer than %v", cfg.HeartbeatInterval),
+		}, time.Time{}
+	}
+	return nil, earliest(relayAt, workAt, heartbeatAt)
+}
+
+// reached reports whether the deadline at is set and not after now.
+func reached(at, now time.Time) bool {
+	return !at.IsZero() && !now.Before(at)
+}
+
+// earliest returns the earliest non-zero instant, or the zero time.
+func earliest(ts ...time.Time) time.Time {
+	var first time.Time
+	for _, t := range ts {
+		if !t.IsZero() && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	return first
+}
