@@ -1,0 +1,275 @@
+// Package workflow keeps a workflow's record on the target: the _vt.vreplication row (position,
+// state, message, times) and its _vt.vreplication_log history. It knows SQL, not go-mysql.
+package workflow
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vplayer/vplayer/sqlq"
+)
+
+// Workflow states.
+const (
+	StateInit    = "Init"
+	StateRunning = "Running"
+	StateStopped = "Stopped"
+	StateError   = "Error"
+)
+
+// MaxMessageBytes bounds the stored message; longer ones are cut in the middle.
+const MaxMessageBytes = 950
+
+const truncationMark = " ... [TRUNCATED] ... "
+
+// ErrNotFound means the workflow has no record.
+var ErrNotFound = errors.New("workflow not found")
+
+// Record is one workflow's row in vreplication.
+type Record struct {
+	ID       int64
+	Workflow string
+	// Source is JSON describing the source (address, user, flavor, database, tables); never a
+	// password.
+	Source  string
+	Pos     string
+	StopPos string
+	// DBName is the target database.
+	DBName  string
+	State   string
+	Message string
+	// TimeUpdated, TransactionTimestamp and TimeHeartbeat are unix seconds.
+	TimeUpdated          int64
+	TransactionTimestamp int64
+	TimeHeartbeat        int64
+	// Options is JSON of the settings in force.
+	Options string
+}
+
+// Store reads and writes records in one sidecar database of the target.
+type Store struct {
+	db      *sql.DB
+	sidecar string
+}
+
+// New returns a store over db using the sidecar database (default "_vt").
+func New(db *sql.DB, sidecar string) *Store {
+	if sidecar == "" {
+		sidecar = "_vt"
+	}
+	return &Store{db: db, sidecar: sidecar}
+}
+
+// Sidecar returns the sidecar database name.
+func (s *Store) Sidecar() string { return s.sidecar }
+
+func (s *Store) table(name string) string {
+	return sqlq.Ident(s.sidecar) + "." + sqlq.Ident(name)
+}
+
+// Init creates the sidecar database and its tables if they do not exist.
+func (s *Store) Init(ctx context.Context) error {
+	stmts := []string{
+		"CREATE DATABASE IF NOT EXISTS " + sqlq.Ident(s.sidecar),
+		`CREATE TABLE IF NOT EXISTS ` + s.table("vreplication") + ` (
+  id int unsigned NOT NULL AUTO_INCREMENT,
+  workflow varbinary(255) NOT NULL,
+  source mediumblob NOT NULL,
+  pos varbinary(10000) NOT NULL DEFAULT '',
+  stop_pos varbinary(10000) DEFAULT NULL,
+  db_name varbinary(255) NOT NULL DEFAULT '',
+  state varbinary(100) NOT NULL DEFAULT 'Init',
+  message varbinary(1000) NOT NULL DEFAULT '',
+  time_updated bigint NOT NULL DEFAULT 0,
+  transaction_timestamp bigint NOT NULL DEFAULT 0,
+  time_heartbeat bigint NOT NULL DEFAULT 0,
+  options mediumblob NOT NULL,
+  PRIMARY KEY (id),
+  UNIQUE KEY workflow (workflow)
+) ENGINE=InnoDB`,
+		`CREATE TABLE IF NOT EXISTS ` + s.table("vreplication_log") + ` (
+  id bigint NOT NULL AUTO_INCREMENT,
+  vrepl_id int unsigned NOT NULL,
+  type varbinary(256) NOT NULL,
+  state varbinary(100) NOT NULL,
+  message text NOT NULL,
+  count bigint NOT NULL DEFAULT 1,
+  created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  updated_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+  PRIMARY KEY (id),
+  KEY vrepl_id (vrepl_id)
+) ENGINE=InnoDB`,
+	}
+	for _, q := range stmts {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create workflow tables in %s: %w", s.sidecar, err)
+		}
+	}
+	return nil
+}
+
+const recordColumns = `id, workflow, source, pos, COALESCE(stop_pos, ''), db_name, state, message,
+  time_updated, transaction_timestamp, time_heartbeat, options`
+
+func scanRecord(row interface{ Scan(...any) error }) (Record, error) {
+	var r Record
+	err := row.Scan(&r.ID, &r.Workflow, &r.Source, &r.Pos, &r.StopPos, &r.DBName, &r.State, &r.Message,
+		&r.TimeUpdated, &r.TransactionTimestamp, &r.TimeHeartbeat, &r.Options)
+	return r, err
+}
+
+// Get returns the record of workflow, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, workflow string) (Record, error) {
+	row := s.db.QueryRowContext(ctx, "SELECT "+recordColumns+" FROM "+s.table("vreplication")+" WHERE workflow = ?", workflow)
+	r, err := scanRecord(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, fmt.Errorf("%w: %s", ErrNotFound, workflow)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("read workflow %s: %w", workflow, err)
+	}
+	return r, nil
+}
+
+// List returns every record, by id.
+func (s *Store) List(ctx context.Context) ([]Record, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+recordColumns+" FROM "+s.table("vreplication")+" ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("list workflows: %w", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list workflows: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Create inserts r unless a record for r.Workflow exists, and returns the workflow's record as it
+// stands afterwards (the existing one when there was one) and whether it was created.
+func (s *Store) Create(ctx context.Context, r Record) (Record, bool, error) {
+	var stop any
+	if r.StopPos != "" {
+		stop = r.StopPos
+	}
+	res, err := s.db.ExecContext(ctx, "INSERT IGNORE INTO "+s.table("vreplication")+
+		" (workflow, source, pos, stop_pos, db_name, state, message, time_updated, options) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?)",
+		r.Workflow, r.Source, r.Pos, stop, r.DBName, StateInit, time.Now().Unix(), r.Options)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("create workflow %s: %w", r.Workflow, err)
+	}
+	n, _ := res.RowsAffected()
+	got, err := s.Get(ctx, r.Workflow)
+	return got, n == 1, err
+}
+
+// Configure records the settings of a (re)started run: source description, options and stop
+// position.
+func (s *Store) Configure(ctx context.Context, id int64, source, options, stopPos string) error {
+	var stop any
+	if stopPos != "" {
+		stop = stopPos
+	}
+	_, err := s.db.ExecContext(ctx, "UPDATE "+s.table("vreplication")+" SET source = ?, options = ?, stop_pos = ? WHERE id = ?", source, options, stop, id)
+	if err != nil {
+		return fmt.Errorf("configure workflow %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetState sets state and message (cut to MaxMessageBytes).
+func (s *Store) SetState(ctx context.Context, id int64, state, message string) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE "+s.table("vreplication")+" SET state = ?, message = ?, time_updated = ? WHERE id = ?",
+		state, Truncate(message), time.Now().Unix(), id)
+	if err != nil {
+		return fmt.Errorf("set workflow %d state %s: %w", id, state, err)
+	}
+	return nil
+}
+
+// SetMessage sets the message (cut to MaxMessageBytes) without touching the state.
+func (s *Store) SetMessage(ctx context.Context, id int64, message string) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE "+s.table("vreplication")+" SET message = ? WHERE id = ?", Truncate(message), id)
+	if err != nil {
+		return fmt.Errorf("set workflow %d message: %w", id, err)
+	}
+	return nil
+}
+
+// StateOf returns the workflow's state as stored now.
+func (s *Store) StateOf(ctx context.Context, id int64) (string, error) {
+	var state string
+	err := s.db.QueryRowContext(ctx, "SELECT state FROM "+s.table("vreplication")+" WHERE id = ?", id).Scan(&state)
+	if err != nil {
+		return "", fmt.Errorf("read workflow %d state: %w", id, err)
+	}
+	return state, nil
+}
+
+// AddLog appends a history row to vreplication_log; a repeat of the workflow's last row (same
+// type, state and message) increments that row's count instead.
+func (s *Store) AddLog(ctx context.Context, id int64, typ, state, message string) error {
+	message = Truncate(message)
+	res, err := s.db.ExecContext(ctx, "UPDATE "+s.table("vreplication_log")+" l JOIN (SELECT MAX(id) AS id FROM "+s.table("vreplication_log")+
+		" WHERE vrepl_id = ?) last ON l.id = last.id SET l.count = l.count + 1 WHERE l.type = ? AND l.state = ? AND l.message = ?",
+		id, typ, state, message)
+	if err != nil {
+		return fmt.Errorf("add workflow %d log: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
+	_, err = s.db.ExecContext(ctx, "INSERT INTO "+s.table("vreplication_log")+" (vrepl_id, type, state, message) VALUES (?, ?, ?, ?)", id, typ, state, message)
+	if err != nil {
+		return fmt.Errorf("add workflow %d log: %w", id, err)
+	}
+	return nil
+}
+
+// PositionSQL returns the statement that records pos, to run inside the applier's transaction
+// just before COMMIT. now and txTime are unix seconds. It clears the message: the stream is
+// making progress.
+func (s *Store) PositionSQL(id int64, pos string, now, txTime int64) string {
+	var b strings.Builder
+	b.WriteString("UPDATE ")
+	b.WriteString(s.table("vreplication"))
+	b.WriteString(" SET message = '', pos = ")
+	b.WriteString(sqlq.String(pos))
+	b.WriteString(", time_updated = ")
+	b.WriteString(strconv.FormatInt(now, 10))
+	if txTime > 0 {
+		b.WriteString(", transaction_timestamp = ")
+		b.WriteString(strconv.FormatInt(txTime, 10))
+	}
+	b.WriteString(" WHERE id = ")
+	b.WriteString(strconv.FormatInt(id, 10))
+	return b.String()
+}
+
+// Truncate cuts msg in the middle to at most MaxMessageBytes, so that its start and its tail
+// survive, marking the cut.
+func Truncate(msg string) string {
+	if len(msg) <= MaxMessageBytes {
+		return msg
+	}
+	keep := MaxMessageBytes - len(truncationMark)
+	head := keep / 2
+	tail := keep - head
+	return msg[:head] + truncationMark + msg[len(msg)-tail:]
+}
+
+// HeartbeatSQL returns the statement that records a heartbeat at now (unix seconds). It clears the
+// message: recording a heartbeat is progress.
+func (s *Store) HeartbeatSQL(id int64, now int64) string {
+	n := strconv.FormatInt(now, 10)
+	return "UPDATE " + s.table("vreplication") + " SET message = '', time_heartbeat = " + n + ", time_updated = " + n + " WHERE id = " + strconv.FormatInt(id, 10)
+}
