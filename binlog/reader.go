@@ -1,0 +1,358 @@
+// Package binlog reads a MySQL or MariaDB source's row-based binary log and turns it into
+// vplayer's own events. It owns the go-mysql syncer: one per Run, its retry turned off, its event
+// cache small so that backpressure comes from the caller's sink.
+package binlog
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/vplayer/vplayer/event"
+)
+
+// eventCacheCount bounds the events go-mysql decodes ahead of the sink. It is small: the relay log
+// is the buffer, and go-mysql's cache is bounded by count, not bytes.
+const eventCacheCount = 8
+
+// Config says where to read from and what to keep.
+type Config struct {
+	// Flavor is the source's flavor as go-mysql names it: "mysql" or "mariadb".
+	Flavor   string
+	Host     string
+	Port     uint16
+	User     string
+	Password string
+	// TLS, when not nil, encrypts the replication connection.
+	TLS *tls.Config
+	// ServerID is the replica server id vplayer registers with; it must be unique among the
+	// source's replicas and not zero.
+	ServerID uint32
+	// HeartbeatPeriod is how often the idle source sends a heartbeat event. The read timeout is
+	// three periods plus a second.
+	HeartbeatPeriod time.Duration
+	// Filter selects the replicated tables.
+	Filter *Filter
+	// Logger receives go-mysql's warnings and errors. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Sink receives the events in binlog order. Put blocks while the sink is full and returns an
+// error when ctx ends.
+type Sink interface {
+	Put(ctx context.Context, e *event.Event) error
+}
+
+// Reader streams one source's binlog into a Sink.
+type Reader struct {
+	cfg Config
+}
+
+// NewReader returns a reader for cfg. It connects nothing until Run.
+func NewReader(cfg Config) *Reader {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Reader{cfg: cfg}
+}
+
+// Run reads the binlog from start (exclusive: the first event delivered is the one after it) and
+// puts every event that matters into sink until ctx ends or an error occurs. It never reconnects:
+// a broken connection is an error, and the caller restarts from the applied position with a new
+// Run, which starts a new syncer.
+func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID:                r.cfg.ServerID,
+		Flavor:                  r.cfg.Flavor,
+		Host:                    r.cfg.Host,
+		Port:                    r.cfg.Port,
+		User:                    r.cfg.User,
+		Password:                r.cfg.Password,
+		TLSConfig:               r.cfg.TLS,
+		HeartbeatPeriod:         r.cfg.HeartbeatPeriod,
+		ReadTimeout:             3*r.cfg.HeartbeatPeriod + time.Second,
+		DisableRetrySync:        true,
+		MaxReconnectAttempts:    1,
+		UseDecimal:              true,
+		ParseTime:               false,
+		TimestampStringLocation: time.UTC,
+		EventCacheCount:         eventCacheCount,
+		Logger:                  slog.New(warnOnly{r.cfg.Logger.Handler()}),
+	})
+	defer syncer.Close()
+
+	var (
+		streamer *replication.BinlogStreamer
+		err      error
+	)
+	switch start.Flavor {
+	case FlavorFilePos:
+		streamer, err = syncer.StartSync(mysql.Position{Name: start.File, Pos: start.Offset})
+	case FlavorMySQL, FlavorMariaDB:
+		streamer, err = syncer.StartSyncGTID(start.GTID.Clone())
+	default:
+		return fmt.Errorf("start binlog stream: no start position")
+	}
+	if err != nil {
+		return fmt.Errorf("start binlog stream at %s: %w", start, err)
+	}
+	t := newTranslator(start, r.cfg.Filter)
+	for {
+		ev, err := streamer.GetEvent(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("read binlog event: %w", err)
+		}
+		out, err := t.translate(ev)
+		if err != nil {
+			return err
+		}
+		for _, e := range out {
+			if err := sink.Put(ctx, e); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// translator turns go-mysql events into vplayer events and tracks the position. It is pure: no I/O.
+type translator struct {
+	filter *Filter
+	pos    Position
+	// mariaDomains holds the last GTID of each MariaDB replication domain.
+	mariaDomains map[uint32]mysql.MariadbGTID
+	tables       map[uint64]*event.Table // nil value: a table that is not replicated
+	inTxn        bool
+	begun        bool // a Begin event was emitted for the open transaction
+	standalone   bool // the next query is a standalone MariaDB event group (DDL)
+	out          []*event.Event
+}
+
+func newTranslator(start Position, f *Filter) *translator {
+	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}}
+	if start.Flavor == FlavorMariaDB {
+		t.mariaDomains = map[uint32]mysql.MariadbGTID{}
+		if set, ok := start.GTID.(*mysql.MariadbGTIDSet); ok {
+			for domain, servers := range set.Sets {
+				for _, g := range servers {
+					if cur, ok := t.mariaDomains[domain]; !ok || g.SequenceNumber > cur.SequenceNumber {
+						t.mariaDomains[domain] = *g
+					}
+				}
+			}
+		}
+	}
+	return t
+}
+
+// translate returns the events ev yields, in order. The returned slice is reused by the next call.
+func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, error) {
+	t.out = t.out[:0]
+	h := ev.Header
+	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		if t.pos.Flavor == FlavorFilePos {
+			t.pos.File = string(e.NextLogName)
+			t.pos.Offset = uint32(e.Position)
+		}
+		return nil, nil
+	case *replication.HeartbeatEvent:
+		t.emit(&event.Event{Type: event.Heartbeat, Size: int(h.EventSize)})
+	case *replication.MariadbGTIDEvent:
+		if t.mariaDomains != nil {
+			t.mariaDomains[e.GTID.DomainID] = e.GTID
+		}
+		if e.IsStandalone() {
+			t.standalone = true
+		} else {
+			t.startTxn()
+		}
+	case *replication.GTIDEvent:
+		// MySQL: a BEGIN query event follows for transactions, nothing for DDL.
+	case *replication.QueryEvent:
+		return t.query(ev, e)
+	case *replication.XIDEvent:
+		if e.GSet != nil && t.pos.Flavor == FlavorMySQL {
+			t.pos.GTID = e.GSet
+		}
+		t.commit(h)
+	case *replication.TableMapEvent:
+		schema, name := string(e.Schema), string(e.Table)
+		if !t.filter.Match(schema, name) {
+			t.tables[e.TableID] = nil
+			return nil, nil
+		}
+		t.tables[e.TableID] = tableOf(e, t.tables[e.TableID])
+	case *replication.RowsEvent:
+		tbl := t.tables[e.TableID]
+		if tbl == nil {
+			return nil, nil
+		}
+		if !t.inTxn {
+			return nil, fmt.Errorf("rows event for %s.%s outside a transaction at %s", tbl.Schema, tbl.Name, t.pos)
+		}
+		if !t.begun {
+			t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), Size: 1})
+			t.begun = true
+		}
+		t.emit(rowsOf(h, e, tbl))
+	}
+	t.advanceFilePos(h)
+	return t.out, nil
+}
+
+func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEvent) ([]*event.Event, error) {
+	h := ev.Header
+	q := strings.TrimSpace(string(e.Query))
+	switch {
+	case strings.EqualFold(q, "BEGIN"):
+		t.startTxn()
+		t.advanceFilePos(h)
+		return t.out, nil
+	case strings.EqualFold(q, "COMMIT"):
+		if e.GSet != nil && t.pos.Flavor == FlavorMySQL {
+			t.pos.GTID = e.GSet
+		}
+		t.advanceFilePos(h)
+		t.commit(h)
+		return t.out, nil
+	case t.inTxn && !t.standalone:
+		// SAVEPOINT and the like inside a row-based transaction carry no data.
+		t.advanceFilePos(h)
+		return t.out, nil
+	}
+	// A statement of its own: DDL or a standalone event group.
+	t.standalone = false
+	if e.GSet != nil && t.pos.Flavor == FlavorMySQL {
+		t.pos.GTID = e.GSet
+	}
+	t.advanceFilePos(h)
+	t.syncMariaPos()
+	schema := string(e.Schema)
+	if schema == t.filter.DB() && e.ErrorCode == 0 {
+		t.emit(&event.Event{Type: event.DDL, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Schema: schema, Query: q, Size: int(h.EventSize)})
+		// Table ids may be reused with new definitions after DDL; forget them.
+		clear(t.tables)
+	} else {
+		t.emit(&event.Event{Type: event.Skip, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+	}
+	return t.out, nil
+}
+
+func (t *translator) startTxn() {
+	t.inTxn, t.begun = true, false
+}
+
+func (t *translator) commit(h *replication.EventHeader) {
+	t.advanceFilePos(h)
+	t.syncMariaPos()
+	typ := event.Skip
+	if t.begun {
+		typ = event.Commit
+	}
+	t.emit(&event.Event{Type: typ, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+	t.inTxn, t.begun = false, false
+}
+
+func (t *translator) advanceFilePos(h *replication.EventHeader) {
+	if t.pos.Flavor == FlavorFilePos && h.LogPos > 0 {
+		t.pos.Offset = h.LogPos
+	}
+}
+
+// syncMariaPos writes the per-domain GTIDs into the position, one GTID per domain, as MariaDB's
+// gtid_binlog_pos shows it.
+func (t *translator) syncMariaPos() {
+	if t.pos.Flavor != FlavorMariaDB {
+		return
+	}
+	parts := make([]string, 0, len(t.mariaDomains))
+	for _, g := range t.mariaDomains {
+		parts = append(parts, g.String())
+	}
+	sort.Strings(parts)
+	set, err := mysql.ParseMariadbGTIDSet(strings.Join(parts, ","))
+	if err == nil {
+		t.pos.GTID = set
+	}
+}
+
+func (t *translator) emit(e *event.Event) { t.out = append(t.out, e) }
+
+// tableOf describes a table map event, reusing prev when the definition is unchanged.
+func tableOf(e *replication.TableMapEvent, prev *event.Table) *event.Table {
+	schema, name := string(e.Schema), string(e.Table)
+	if prev != nil && prev.Schema == schema && prev.Name == name && prev.ColumnCount == int(e.ColumnCount) && string(prev.ColumnTypes) == string(e.ColumnType) {
+		return prev
+	}
+	tbl := &event.Table{
+		Schema:      schema,
+		Name:        name,
+		ColumnCount: int(e.ColumnCount),
+		ColumnTypes: append([]byte(nil), e.ColumnType...),
+	}
+	if names := e.ColumnNameString(); len(names) == int(e.ColumnCount) {
+		tbl.ColumnNames = names
+	}
+	if m := e.UnsignedMap(); len(m) > 0 {
+		tbl.Unsigned = make([]bool, e.ColumnCount)
+		for i, u := range m {
+			if i >= 0 && i < len(tbl.Unsigned) {
+				tbl.Unsigned[i] = u
+			}
+		}
+	}
+	return tbl
+}
+
+func rowsOf(h *replication.EventHeader, e *replication.RowsEvent, tbl *event.Table) *event.Event {
+	out := &event.Event{Type: event.Rows, Table: tbl, Timestamp: int64(h.Timestamp), Size: int(h.EventSize)}
+	switch e.Type() {
+	case replication.EnumRowsEventTypeInsert:
+		out.Kind = event.Insert
+		out.Rows = make([]event.Row, len(e.Rows))
+		for i, r := range e.Rows {
+			out.Rows[i].After = r
+		}
+	case replication.EnumRowsEventTypeDelete:
+		out.Kind = event.Delete
+		out.Rows = make([]event.Row, len(e.Rows))
+		for i, r := range e.Rows {
+			out.Rows[i].Before = r
+		}
+	case replication.EnumRowsEventTypeUpdate:
+		out.Kind = event.Update
+		out.Rows = make([]event.Row, len(e.Rows)/2)
+		for i := range out.Rows {
+			out.Rows[i].Before, out.Rows[i].After = e.Rows[2*i], e.Rows[2*i+1]
+		}
+	}
+	return out
+}
+
+// warnOnly drops go-mysql's informational logging (it logs its configuration at Info).
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+// ServerIDFor derives a stable, non-zero replica server id from a workflow name.
+func ServerIDFor(workflow string) uint32 {
+	var h uint32 = 2166136261
+	for i := 0; i < len(workflow); i++ {
+		h ^= uint32(workflow[i])
+		h *= 16777619
+	}
+	// Keep clear of small ids that operators give their real servers.
+	return 1000000 + h%1000000000
+}
