@@ -1,0 +1,539 @@
+// Package applier writes the events of the relay log to the target database: the transactions of
+// one fetch in one target transaction, the position written in that same transaction just before
+// COMMIT, so that a crash at any instant neither loses nor duplicates a row.
+package applier
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/heartbeat"
+	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// ErrStopPosition is returned when the stream reached its stop position and recorded it.
+var ErrStopPosition = errors.New("stop position reached")
+
+// ErrStoppedAtDDL is returned when --on-ddl=stop met a DDL and recorded it.
+var ErrStoppedAtDDL = errors.New("stopped at DDL")
+
+// On-DDL policies.
+const (
+	OnDDLIgnore     = "ignore"
+	OnDDLStop       = "stop"
+	OnDDLExec       = "exec"
+	OnDDLExecIgnore = "exec_ignore"
+)
+
+// sessionSetup makes the target session accept every value the source could have written and
+// pass bytes through untouched.
+var sessionSetup = []string{
+	"SET NAMES binary",
+	"SET SESSION time_zone = '+00:00'",
+	"SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION'",
+	"SET SESSION foreign_key_checks = 0",
+}
+
+// skipSaveInterval bounds how often the position of transactions that touched no replicated table
+// is saved on its own.
+const skipSaveInterval = time.Second
+
+// Fetcher is the relay log's consumer side.
+type Fetcher interface {
+	Fetch(ctx context.Context) ([]*event.Event, error)
+}
+
+// Config configures an Applier.
+type Config struct {
+	// DB is the target pool; its DSN must allow multi statements.
+	DB *sql.DB
+	// Store is the workflow record store, ID the workflow's record id.
+	Store *workflow.Store
+	ID    int64
+	// TargetDB is the database the replicated tables live in on the target.
+	TargetDB string
+	// OnDDL is one of the OnDDL policies; empty means ignore.
+	OnDDL string
+	// IdleWait is how long a fetch waits for events before the applier does its idle work (save
+	// a pending position, record a heartbeat). Default 500ms.
+	IdleWait time.Duration
+	// MaxBatchBytes bounds the SQL sent in one round trip. Default 4 MiB.
+	MaxBatchBytes int
+	// StopAt, when set, reports whether a position is at or past the stop position.
+	StopAt func(pos string) bool
+	// Heartbeat records source heartbeats; nil disables heartbeat recording.
+	Heartbeat *heartbeat.Recorder
+	// Logger is the stream's logger.
+	Logger *slog.Logger
+	// BeforeCommit, when set, runs after a batch's rows and position were sent and before its
+	// COMMIT; an error aborts the batch. For fault-injection tests.
+	BeforeCommit func() error
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Stats are cumulative counters, safe to read concurrently.
+type Stats struct {
+	Transactions atomic.Int64 // source transactions committed on the target
+	Rows         atomic.Int64 // row changes applied
+	Commits      atomic.Int64 // target commits that carried transactions
+	// LastCommitted is the source commit time (unix seconds) of the last transaction committed.
+	LastCommitted atomic.Int64
+}
+
+// Applier applies relay log events to the target.
+type Applier struct {
+	cfg    Config
+	tables *tableCache
+	stats  Stats
+
+	// Read by the stall watchdog.
+	workSince      atomic.Int64 // unix nanos; 0 when holding no work
+	statement      atomic.Pointer[string]
+	statementSince atomic.Int64
+
+	// Owned by Run.
+	conn     *sql.Conn
+	connID   int64
+	b        batch
+	txOpen   bool // a target transaction is open
+	inTxn    bool // a source transaction is open (split across fetches)
+	pos      string
+	txTime   int64
+	commits  int // source transactions in the open target transaction
+	rows     int
+	skipPos  string // position of skipped transactions not yet saved
+	skipTime int64
+	lastSave time.Time
+	group    rowGroup
+	maxBatch int
+	stopped  bool
+}
+
+// rowGroup is a run of consecutive row changes of one kind on one table, not yet written.
+type rowGroup struct {
+	t    *table
+	kind event.RowKind
+	rows []event.Row
+}
+
+// New returns an applier; it connects nothing until Run.
+func New(cfg Config) *Applier {
+	if cfg.IdleWait <= 0 {
+		cfg.IdleWait = 500 * time.Millisecond
+	}
+	if cfg.MaxBatchBytes <= 0 {
+		cfg.MaxBatchBytes = 4 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.OnDDL == "" {
+		cfg.OnDDL = OnDDLIgnore
+	}
+	return &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
+}
+
+// Stats returns the applier's counters.
+func (a *Applier) Stats() *Stats { return &a.stats }
+
+// Work reports since when the applier has held work without committing (zero when it holds none),
+// and the shape of the statement it is running with its start time.
+func (a *Applier) Work() (since time.Time, statement string, statementSince time.Time) {
+	if n := a.workSince.Load(); n != 0 {
+		since = time.Unix(0, n)
+	}
+	if p := a.statement.Load(); p != nil {
+		statement = *p
+	}
+	if n := a.statementSince.Load(); n != 0 {
+		statementSince = time.Unix(0, n)
+	}
+	return since, statement, statementSince
+}
+
+// Run applies events from relay until ctx ends or an error occurs. pos is the committed position
+// the stream started from. On return, any open target transaction has been rolled back: its
+// connection is killed over a separate connection so that its locks go at once.
+func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error) {
+	a.pos = pos
+	a.lastSave = a.cfg.Now()
+	a.txOpen, a.inTxn, a.commits, a.rows, a.skipPos = false, false, 0, 0, ""
+	if err := a.connect(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		a.workSince.Store(0)
+		a.statement.Store(nil)
+		a.statementSince.Store(0)
+		a.release(err)
+	}()
+	for {
+		fctx, cancel := context.WithTimeout(ctx, a.cfg.IdleWait)
+		items, ferr := relay.Fetch(fctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if ferr != nil && !errors.Is(ferr, context.DeadlineExceeded) {
+			return fmt.Errorf("fetch from relay log: %w", ferr)
+		}
+		if len(items) > 0 {
+			if a.workSince.Load() == 0 {
+				a.workSince.Store(a.cfg.Now().UnixNano())
+			}
+			if err := a.apply(ctx, items); err != nil {
+				return err
+			}
+			if a.stopped {
+				return ErrStopPosition
+			}
+		}
+		if err := a.idle(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (a *Applier) connect(ctx context.Context) error {
+	conn, err := a.cfg.DB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("connect to target: %w", err)
+	}
+	for _, q := range sessionSetup {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			conn.Close()
+			return fmt.Errorf("set up target session (%s): %w", q, err)
+		}
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&a.connID); err != nil {
+		conn.Close()
+		return fmt.Errorf("read target connection id: %w", err)
+	}
+	a.conn = conn
+	return nil
+}
+
+// release ends the applier's connection. When a transaction may be open or a statement may still
+// run on the server (an error or cancellation interrupted it), the connection is killed over
+// another connection first: closing the client side alone leaves a statement that waits on a lock
+// running, with its locks held.
+func (a *Applier) release(cause error) {
+	if a.conn == nil {
+		return
+	}
+	if cause != nil && (a.txOpen || !errors.Is(cause, ErrStopPosition)) {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(context.Background()), 2*time.Second)
+		_, kerr := a.cfg.DB.ExecContext(kctx, "KILL "+strconv.FormatInt(a.connID, 10))
+		cancel()
+		var me *mysql.MySQLError
+		if kerr != nil && !(errors.As(kerr, &me) && me.Number == 1094) { // 1094: unknown thread id: already gone
+			a.cfg.Logger.Warn("could not kill the applier's target connection", "connection_id", a.connID, "error", kerr)
+		}
+		a.conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	a.conn.Close()
+	a.conn = nil
+	a.txOpen = false
+}
+
+// apply applies one fetch.
+func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
+	for i, e := range items {
+		switch e.Type {
+		case event.Begin:
+			if err := a.openTx(); err != nil {
+				return err
+			}
+			a.inTxn = true
+		case event.Rows:
+			if !a.txOpen {
+				return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
+			}
+			if err := a.addRows(ctx, e); err != nil {
+				return err
+			}
+		case event.Commit:
+			if err := a.flushGroup(); err != nil {
+				return err
+			}
+			a.inTxn = false
+			a.pos, a.txTime = e.Pos, e.Timestamp
+			a.commits++
+			if a.reachedStop(e.Pos) {
+				return a.commitAndStop(ctx)
+			}
+		case event.Skip:
+			if a.txOpen {
+				a.pos = e.Pos
+			} else {
+				a.skipPos, a.skipTime = e.Pos, e.Timestamp
+			}
+			if a.reachedStop(e.Pos) {
+				return a.commitAndStop(ctx)
+			}
+		case event.DDL:
+			if err := a.commit(ctx); err != nil {
+				return err
+			}
+			if err := a.ddl(ctx, e); err != nil {
+				return err
+			}
+			if a.stopped {
+				return nil
+			}
+			if a.reachedStop(e.Pos) {
+				return a.commitAndStop(ctx)
+			}
+		case event.Heartbeat:
+			if !a.inTxn && a.cfg.Heartbeat != nil {
+				a.cfg.Heartbeat.Received()
+			}
+		}
+		if len(a.b.buf) >= a.maxBatch {
+			if err := a.flush(ctx); err != nil {
+				return err
+			}
+		}
+		_ = i
+	}
+	if err := a.flushGroup(); err != nil {
+		return err
+	}
+	if a.inTxn {
+		// A transaction continues in the next fetch: send what we have, keep it open.
+		return a.flush(ctx)
+	}
+	return a.commit(ctx)
+}
+
+func (a *Applier) openTx() error {
+	if a.txOpen {
+		return nil
+	}
+	a.b.add("BEGIN", "BEGIN")
+	a.txOpen = true
+	return nil
+}
+
+func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
+	t, err := a.tables.get(ctx, e.Table)
+	if err != nil {
+		return err
+	}
+	a.rows += len(e.Rows)
+	g := &a.group
+	if g.t == t && g.kind == e.Kind && e.Kind != event.Update {
+		g.rows = append(g.rows, e.Rows...)
+	} else {
+		if err := a.flushGroup(); err != nil {
+			return err
+		}
+		g.t, g.kind = t, e.Kind
+		g.rows = append(g.rows[:0], e.Rows...)
+	}
+	if e.Kind == event.Update || len(g.rows) >= 1000 {
+		return a.flushGroup()
+	}
+	return nil
+}
+
+// flushGroup writes the pending row group into the batch.
+func (a *Applier) flushGroup() error {
+	g := &a.group
+	if g.t == nil || len(g.rows) == 0 {
+		g.t = nil
+		return nil
+	}
+	var err error
+	switch g.kind {
+	case event.Insert:
+		err = appendInsert(&a.b, g.t, g.rows)
+	case event.Update:
+		err = appendUpdate(&a.b, g.t, g.rows)
+	case event.Delete:
+		err = appendDelete(&a.b, g.t, g.rows)
+	}
+	clear(g.rows)
+	g.rows = g.rows[:0]
+	g.t = nil
+	return err
+}
+
+// flush sends the batch in one round trip.
+func (a *Applier) flush(ctx context.Context) error {
+	if a.b.n == 0 {
+		return nil
+	}
+	shape := a.b.shape()
+	a.statement.Store(&shape)
+	a.statementSince.Store(a.cfg.Now().UnixNano())
+	_, err := a.conn.ExecContext(ctx, string(a.b.buf))
+	a.statementSince.Store(0)
+	a.statement.Store(nil)
+	a.b.reset()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("apply %s: %w", shape, err)
+	}
+	return nil
+}
+
+// commit writes the position and commits the open target transaction, if any.
+func (a *Applier) commit(ctx context.Context) error {
+	if !a.txOpen {
+		return nil
+	}
+	if err := a.flushGroup(); err != nil {
+		return err
+	}
+	now := a.cfg.Now()
+	a.b.add("UPDATE "+a.cfg.Store.Sidecar()+".vreplication", a.cfg.Store.PositionSQL(a.cfg.ID, a.pos, now.Unix(), a.txTime))
+	if a.cfg.BeforeCommit != nil {
+		if err := a.flush(ctx); err != nil {
+			return err
+		}
+		if err := a.cfg.BeforeCommit(); err != nil {
+			return fmt.Errorf("before commit: %w", err)
+		}
+	}
+	a.b.add("COMMIT", "COMMIT")
+	if err := a.flush(ctx); err != nil {
+		return err
+	}
+	a.txOpen = false
+	a.lastSave = now
+	a.skipPos = ""
+	if a.commits > 0 {
+		a.stats.Commits.Add(1)
+		a.stats.Transactions.Add(int64(a.commits))
+		a.stats.LastCommitted.Store(a.txTime)
+	}
+	a.stats.Rows.Add(int64(a.rows))
+	a.commits, a.rows = 0, 0
+	a.workSince.Store(0)
+	return nil
+}
+
+func (a *Applier) reachedStop(pos string) bool {
+	return a.cfg.StopAt != nil && a.cfg.StopAt(pos)
+}
+
+// commitAndStop commits everything up to the stop position and records the stop.
+func (a *Applier) commitAndStop(ctx context.Context) error {
+	if a.skipPos != "" && !a.txOpen {
+		a.pos, a.txTime = a.skipPos, a.skipTime
+		if err := a.openTx(); err != nil {
+			return err
+		}
+	}
+	if err := a.commit(ctx); err != nil {
+		return err
+	}
+	if err := a.cfg.Store.SetState(ctx, a.cfg.ID, workflow.StateStopped, "Stopped at position "+a.pos); err != nil {
+		return err
+	}
+	a.stopped = true
+	return nil
+}
+
+// idle does the work due when the relay log is quiet: save the position of skipped
+// transactions at most once a second, record a heartbeat when one is due.
+func (a *Applier) idle(ctx context.Context) error {
+	if a.txOpen {
+		return nil
+	}
+	a.workSince.Store(0)
+	now := a.cfg.Now()
+	if a.skipPos != "" && now.Sub(a.lastSave) >= skipSaveInterval {
+		a.pos, a.txTime = a.skipPos, a.skipTime
+		if err := a.openTx(); err != nil {
+			return err
+		}
+		if err := a.commit(ctx); err != nil {
+			return err
+		}
+	}
+	if hb := a.cfg.Heartbeat; hb != nil && hb.Due(now) {
+		return hb.Record(ctx, now, func(ctx context.Context) error {
+			_, err := a.conn.ExecContext(ctx, a.cfg.Store.HeartbeatSQL(a.cfg.ID, now.Unix()))
+			return err
+		})
+	}
+	return nil
+}
+
+// ddl handles a schema change by the OnDDL policy. The target transaction is committed.
+func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
+	a.pos, a.txTime = e.Pos, e.Timestamp
+	switch a.cfg.OnDDL {
+	case OnDDLStop:
+		if err := a.savePos(ctx); err != nil {
+			return err
+		}
+		if err := a.cfg.Store.SetState(ctx, a.cfg.ID, workflow.StateStopped, "Stopped at DDL "+e.Query); err != nil {
+			return err
+		}
+		a.stopped = true
+		return ErrStoppedAtDDL
+	case OnDDLExec, OnDDLExecIgnore:
+		a.b.add("DDL", "USE "+sqlq.Ident(a.cfg.TargetDB))
+		a.b.add("DDL", e.Query)
+		if err := a.flush(ctx); err != nil && a.cfg.OnDDL == OnDDLExec {
+			return err
+		} else if err != nil {
+			a.cfg.Logger.Warn("DDL failed on the target, ignored by --on-ddl=exec_ignore", "query", e.Query, "error", err)
+		}
+		a.tables.reset()
+	}
+	return a.savePos(ctx)
+}
+
+// savePos records a.pos in a transaction of its own.
+func (a *Applier) savePos(ctx context.Context) error {
+	if err := a.openTx(); err != nil {
+		return err
+	}
+	return a.commit(ctx)
+}
+
+// IsTerminal reports whether err is a target error that retrying cannot fix.
+func IsTerminal(err error) bool {
+	if errors.Is(err, ErrSchemaDrift) {
+		return true
+	}
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case 1062, // duplicate entry
+		1146, // table doesn't exist
+		1054, // unknown column
+		1406, // data too long
+		1064, // syntax error
+		1136, // column count doesn't match
+		1366, // incorrect value
+		1264, // out of range
+		1048, // column cannot be null
+		1452: // foreign key constraint fails
+		return true
+	}
+	return false
+}

@@ -1,0 +1,194 @@
+package applier
+
+import (
+	"github.com/vplayer/vplayer/event"
+)
+
+// batch accumulates the SQL of one round trip: statements separated by ';', sent in one
+// multi-statement exec. It also remembers the shapes of what it holds (kind and table, never
+// values) so that a stall can say what the applier was doing.
+type batch struct {
+	buf    []byte
+	n      int      // statements
+	shapes []string // distinct shapes, first few
+}
+
+const maxShapes = 3
+
+func (b *batch) reset() {
+	b.buf = b.buf[:0]
+	b.n = 0
+	b.shapes = b.shapes[:0]
+}
+
+// begin starts a statement of the given shape and returns the buffer to append it to.
+func (b *batch) begin(shape string) {
+	if b.n > 0 {
+		b.buf = append(b.buf, ';')
+	}
+	b.n++
+	if shape == "" {
+		return
+	}
+	for _, s := range b.shapes {
+		if s == shape {
+			return
+		}
+	}
+	if len(b.shapes) < maxShapes {
+		b.shapes = append(b.shapes, shape)
+	}
+}
+
+// add appends a whole statement.
+func (b *batch) add(shape, stmt string) {
+	b.begin(shape)
+	b.buf = append(b.buf, stmt...)
+}
+
+// shape describes the batch for a stall message.
+func (b *batch) shape() string {
+	switch len(b.shapes) {
+	case 0:
+		return ""
+	case 1:
+		return b.shapes[0]
+	}
+	s := b.shapes[0]
+	for _, o := range b.shapes[1:] {
+		s += ", " + o
+	}
+	return s
+}
+
+// appendInsert appends one multi-row INSERT for rows of t.
+func appendInsert(b *batch, t *table, rows []event.Row) error {
+	b.begin(t.insertShape)
+	b.buf = append(b.buf, t.insertHead...)
+	for n, r := range rows {
+		if n > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		var err error
+		if b.buf, err = appendTuple(b.buf, t, t.writable, r.After); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendTuple(buf []byte, t *table, cols []int, vals []any) ([]byte, error) {
+	buf = append(buf, '(')
+	for n, i := range cols {
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = appendValue(buf, &t.cols[i], vals[i]); err != nil {
+			return buf, err
+		}
+	}
+	return append(buf, ')'), nil
+}
+
+// appendWhere appends the row-identity condition for the before image vals.
+func appendWhere(buf []byte, t *table, vals []any) ([]byte, error) {
+	buf = append(buf, " WHERE "...)
+	op := "="
+	if t.keyKind == keyAll {
+		op = "<=>"
+	}
+	for n, i := range t.key {
+		if n > 0 {
+			buf = append(buf, " AND "...)
+		}
+		buf = append(buf, t.cols[i].quoted...)
+		buf = append(buf, op...)
+		var err error
+		if buf, err = appendValue(buf, &t.cols[i], vals[i]); err != nil {
+			return buf, err
+		}
+	}
+	if t.keyKind == keyAll {
+		buf = append(buf, " LIMIT 1"...)
+	}
+	return buf, nil
+}
+
+// appendUpdate appends one UPDATE per row: every writable column set from the after image, the
+// row found by the before image's key (so updates that change the key work).
+func appendUpdate(b *batch, t *table, rows []event.Row) error {
+	for _, r := range rows {
+		b.begin(t.updateShape)
+		b.buf = append(b.buf, "UPDATE "...)
+		b.buf = append(b.buf, t.quoted...)
+		b.buf = append(b.buf, " SET "...)
+		for n, i := range t.writable {
+			if n > 0 {
+				b.buf = append(b.buf, ',')
+			}
+			b.buf = append(b.buf, t.cols[i].quoted...)
+			b.buf = append(b.buf, '=')
+			var err error
+			if b.buf, err = appendValue(b.buf, &t.cols[i], r.After[i]); err != nil {
+				return err
+			}
+		}
+		var err error
+		if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendDelete appends the deletes of rows: one DELETE ... WHERE key IN (...) when rows are
+// identified by a key (deleting a set of distinct keys is the same as deleting them one by one),
+// else one DELETE ... LIMIT 1 per row.
+func appendDelete(b *batch, t *table, rows []event.Row) error {
+	if t.keyKind == keyAll || len(rows) == 1 {
+		for _, r := range rows {
+			b.begin(t.deleteShape)
+			b.buf = append(b.buf, "DELETE FROM "...)
+			b.buf = append(b.buf, t.quoted...)
+			var err error
+			if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	b.begin(t.deleteShape)
+	b.buf = append(b.buf, "DELETE FROM "...)
+	b.buf = append(b.buf, t.quoted...)
+	b.buf = append(b.buf, " WHERE "...)
+	if len(t.key) == 1 {
+		b.buf = append(b.buf, t.cols[t.key[0]].quoted...)
+	} else {
+		b.buf = append(b.buf, '(')
+		for n, i := range t.key {
+			if n > 0 {
+				b.buf = append(b.buf, ',')
+			}
+			b.buf = append(b.buf, t.cols[i].quoted...)
+		}
+		b.buf = append(b.buf, ')')
+	}
+	b.buf = append(b.buf, " IN ("...)
+	for n, r := range rows {
+		if n > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		var err error
+		if len(t.key) == 1 {
+			b.buf, err = appendValue(b.buf, &t.cols[t.key[0]], r.Before[t.key[0]])
+		} else {
+			b.buf, err = appendTuple(b.buf, t, t.key, r.Before)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	b.buf = append(b.buf, ')')
+	return nil
+}
