@@ -1,0 +1,57 @@
+// Package stream runs one workflow: it creates or resumes the record, runs the reader, the relay
+// log, the applier and the stall watchdog under one errgroup, and retries from the committed
+// position after a retryable error.
+package stream
+
+import (
+	"crypto/tls"
+	"database/sql"
+	"log/slog"
+	"time"
+)
+
+// Source says how to reach the source and what to replicate.
+type Source struct {
+	Host     string
+	Port     uint16
+	User     string
+	Password string
+	TLS      *tls.Config
+	// DB is the source database; Tables the --tables entries (names or /regex/), empty for all.
+	DB     string
+	Tables []string
+	// Pool is a SQL connection pool to the source, for preflight and the current position.
+	Pool *sql.DB
+}
+
+// Config configures a stream. Durations are validated by the caller (the command line).
+type Config struct {
+	Workflow string
+	Source   Source
+	// Target is the target pool; its DSN must allow multi statements.
+	Target   *sql.DB
+	TargetDB string
+	Sidecar  string
+	// StartPos is "", "current" or a position; StopPos is "" or a position.
+	StartPos string
+	StopPos  string
+
+	ProgressDeadline      time.Duration
+	HeartbeatInterval     time.Duration
+	SourceHeartbeatPeriod time.Duration
+	RelayLogMaxBytes      int
+	RelayLogMaxItems      int
+	RetryDelay            time.Duration
+	MaxTimeToRetryOnError time.Duration
+	OnDDL                 string
+	ServerID              uint32
+	// Options is the JSON of the settings in force, stored in the record.
+	Options string
+
+	Logger *slog.Logger
+	// BeforeCommit is the applier's fault-injection hook, for tests.
+	BeforeCommit func() error
+	// OnStart, when set, is called with the live pipeline at the start of each attempt, for
+	// metrics and tests.
+	OnStart func(*Attempt)
+}

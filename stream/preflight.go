@@ -1,0 +1,122 @@
+package stream
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/vplayer/vplayer/binlog"
+)
+
+// ErrPreflight wraps the failures of Preflight, one line each.
+var ErrPreflight = errors.New("preflight failed")
+
+// Preflight checks, before anything is written, that the source logs what vplayer needs, that the
+// target is reachable and writable, and that every replicated table exists on the target with the
+// source's column count. It returns every failure, one line each.
+func Preflight(ctx context.Context, cfg Config) error {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	src := cfg.Source.Pool
+	var logBin, format, image string
+	if err := src.QueryRowContext(ctx, "SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image").Scan(&logBin, &format, &image); err != nil {
+		add("source: cannot read its binlog settings: %v", err)
+	} else {
+		if logBin != "1" && !strings.EqualFold(logBin, "ON") {
+			add("source: log_bin is OFF: start the source with --log-bin")
+		}
+		if !strings.EqualFold(format, "ROW") {
+			add("source: binlog_format is %s: set binlog_format=ROW (SET GLOBAL binlog_format='ROW' and in the server's configuration)", format)
+		}
+		if !strings.EqualFold(image, "FULL") {
+			add("source: binlog_row_image is %s: set binlog_row_image=FULL", image)
+		}
+	}
+	if _, _, err := masterStatus(ctx, src); err != nil {
+		add("source: %v: grant the user REPLICATION CLIENT (MariaDB: BINLOG MONITOR) and REPLICATION SLAVE", err)
+	}
+
+	tgt := cfg.Target
+	var readOnly string
+	if err := tgt.QueryRowContext(ctx, "SELECT @@GLOBAL.read_only").Scan(&readOnly); err != nil {
+		add("target: not reachable: %v", err)
+		return joinProblems(problems)
+	}
+	if readOnly == "1" || strings.EqualFold(readOnly, "ON") {
+		add("target: read_only is ON: vplayer must write to the target; point --target at a writable primary or SET GLOBAL read_only=OFF")
+	}
+
+	filter, err := binlog.NewFilter(cfg.Source.DB, cfg.Source.Tables)
+	if err != nil {
+		add("%v", err)
+		return joinProblems(problems)
+	}
+	srcTables, err := columnCounts(ctx, src, cfg.Source.DB)
+	if err != nil {
+		add("source: cannot list the tables of %s: %v", cfg.Source.DB, err)
+		return joinProblems(problems)
+	}
+	targetDB := cfg.TargetDB
+	if targetDB == "" {
+		targetDB = cfg.Source.DB
+	}
+	tgtTables, err := columnCounts(ctx, tgt, targetDB)
+	if err != nil {
+		add("target: cannot list the tables of %s: %v", targetDB, err)
+		return joinProblems(problems)
+	}
+	matched := 0
+	for _, name := range sortedKeys(srcTables) {
+		if !filter.Match(cfg.Source.DB, name) {
+			continue
+		}
+		matched++
+		n, ok := tgtTables[name]
+		switch {
+		case !ok:
+			add("target: table %s.%s does not exist: create it with the source's definition (SHOW CREATE TABLE %s.%s on the source)", targetDB, name, cfg.Source.DB, name)
+		case n != srcTables[name]:
+			add("target: table %s.%s has %d columns, the source's %s.%s has %d: make the definitions match", targetDB, name, n, cfg.Source.DB, name, srcTables[name])
+		}
+	}
+	if matched == 0 && !filter.All() {
+		add("source: no table of %s matches --tables %s", cfg.Source.DB, strings.Join(cfg.Source.Tables, ","))
+	}
+	return joinProblems(problems)
+}
+
+func joinProblems(problems []string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w:\n  %s", ErrPreflight, strings.Join(problems, "\n  "))
+}
+
+func columnCounts(ctx context.Context, db *sql.DB, schema string) (map[string]int, error) {
+	rows, err := db.QueryContext(ctx, `SELECT t.TABLE_NAME, COUNT(c.COLUMN_NAME) FROM information_schema.TABLES t
+JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME
+WHERE t.TABLE_SCHEMA = ? AND t.TABLE_TYPE = 'BASE TABLE' GROUP BY t.TABLE_NAME`, schema)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var name string
+		var n int
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, err
+		}
+		out[name] = n
+	}
+	return out, rows.Err()
+}
+
+func sortedKeys(m map[string]int) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,354 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vplayer/vplayer/applier"
+	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/heartbeat"
+	"github.com/vplayer/vplayer/relaylog"
+	"github.com/vplayer/vplayer/stall"
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// ErrTerminal wraps an error that a retry cannot fix; the record's state is then Error.
+var ErrTerminal = errors.New("terminal error")
+
+// errStopRequested means the record's state was set to Stopped from outside (vplayer stop).
+var errStopRequested = errors.New("stop requested")
+
+// stopPollInterval is how often a running stream checks whether it was asked to stop.
+const stopPollInterval = time.Second
+
+// Attempt is the live pipeline of one attempt, exposed for metrics and tests.
+type Attempt struct {
+	Relay     *relaylog.Log
+	Applier   *applier.Applier
+	Heartbeat *heartbeat.Recorder
+}
+
+// Stream runs one workflow.
+type Stream struct {
+	cfg    Config
+	store  *workflow.Store
+	log    *slog.Logger
+	flavor string // go-mysql flavor of the source
+	filter *binlog.Filter
+	stop   binlog.Position
+	id     int64
+}
+
+// New returns a stream for cfg; nothing is connected until Run.
+func New(cfg Config) (*Stream, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	f, err := binlog.NewFilter(cfg.Source.DB, cfg.Source.Tables)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.TargetDB == "" {
+		cfg.TargetDB = cfg.Source.DB
+	}
+	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f}, nil
+}
+
+// Run runs the workflow until ctx ends (a requested stop: nil), the stop position or a stop DDL
+// is reached (nil), the record is set to Stopped from outside (nil), or a terminal error occurs
+// (an error wrapping ErrTerminal). Retryable errors are logged, recorded and retried after the
+// retry delay from the committed position.
+func (s *Stream) Run(ctx context.Context) error {
+	if err := s.prepare(ctx); err != nil {
+		return err
+	}
+	var firstErr time.Time
+	var lastErr string
+	for {
+		err := s.attempt(ctx)
+		switch {
+		case ctx.Err() != nil:
+			s.setState(workflow.StateStopped, "")
+			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "signal")
+			return nil
+		case errors.Is(err, applier.ErrStopPosition), errors.Is(err, applier.ErrStoppedAtDDL):
+			rec, _ := s.store.Get(context.WithoutCancel(ctx), s.cfg.Workflow)
+			s.log.Info("workflow stopped", "state", workflow.StateStopped, "message", rec.Message)
+			return nil
+		case errors.Is(err, errStopRequested):
+			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "vplayer stop")
+			return nil
+		}
+		if err == nil {
+			err = errors.New("stream ended unexpectedly")
+		}
+		msg := err.Error()
+		if msg != lastErr {
+			firstErr, lastErr = time.Now(), msg
+		}
+		if applier.IsTerminal(err) || (s.cfg.MaxTimeToRetryOnError > 0 && time.Since(firstErr) > s.cfg.MaxTimeToRetryOnError) {
+			terminal := "terminal error: " + msg
+			s.log.Error("error in stream "+s.cfg.Workflow+", not retrying: "+terminal, "state", workflow.StateError)
+			s.setState(workflow.StateError, terminal)
+			s.addLog("Error", workflow.StateError, terminal)
+			return fmt.Errorf("%w: %w", ErrTerminal, err)
+		}
+		s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err))
+		s.addLog("Error", workflow.StateRunning, msg)
+		s.setMessage(msg)
+		t := time.NewTimer(s.cfg.RetryDelay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			s.setState(workflow.StateStopped, "")
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// attempt runs the pipeline once, from the committed position.
+func (s *Stream) attempt(ctx context.Context) error {
+	rec, err := s.store.Get(ctx, s.cfg.Workflow)
+	if err != nil {
+		return err
+	}
+	start, err := binlog.ParsePosition(rec.Pos, s.flavor)
+	if err != nil {
+		return fmt.Errorf("%w: stored position of workflow %s: %w", ErrTerminal, s.cfg.Workflow, err)
+	}
+	if !s.stop.IsZero() && start.Contains(s.stop) {
+		msg := "Stopped at position " + rec.Pos
+		if err := s.store.SetState(ctx, s.id, workflow.StateStopped, msg); err != nil {
+			return err
+		}
+		return applier.ErrStopPosition
+	}
+	if rec.State != workflow.StateRunning {
+		if err := s.store.SetState(ctx, s.id, workflow.StateRunning, rec.Message); err != nil {
+			return err
+		}
+		s.log.Info("workflow running", "state", workflow.StateRunning, "pos", rec.Pos)
+	}
+
+	relay := relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)
+	hb := heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
+	reader := binlog.NewReader(binlog.Config{
+		Flavor:          s.flavor,
+		Host:            s.cfg.Source.Host,
+		Port:            s.cfg.Source.Port,
+		User:            s.cfg.Source.User,
+		Password:        s.cfg.Source.Password,
+		TLS:             s.cfg.Source.TLS,
+		ServerID:        s.cfg.ServerID,
+		HeartbeatPeriod: s.cfg.SourceHeartbeatPeriod,
+		Filter:          s.filter,
+		Logger:          s.log,
+	})
+	var stopAt func(string) bool
+	if !s.stop.IsZero() {
+		stopAt = func(pos string) bool {
+			p, err := binlog.ParsePosition(pos, s.flavor)
+			return err == nil && p.Contains(s.stop)
+		}
+	}
+	app := applier.New(applier.Config{
+		DB:           s.cfg.Target,
+		Store:        s.store,
+		ID:           s.id,
+		TargetDB:     s.cfg.TargetDB,
+		OnDDL:        s.cfg.OnDDL,
+		StopAt:       stopAt,
+		Heartbeat:    hb,
+		Logger:       s.log,
+		BeforeCommit: s.cfg.BeforeCommit,
+	})
+	if s.cfg.OnStart != nil {
+		s.cfg.OnStart(&Attempt{Relay: relay, Applier: app, Heartbeat: hb})
+	}
+	dog := stall.New(stall.Config{ProgressDeadline: s.cfg.ProgressDeadline, HeartbeatInterval: s.cfg.HeartbeatInterval},
+		stall.ProbeFunc(func() stall.Snapshot {
+			var snap stall.Snapshot
+			snap.RelayBlockedSince, _ = relay.Blocked()
+			snap.WorkSince, snap.Statement, snap.StatementSince = app.Work()
+			snap.HeartbeatSince = hb.InFlightSince()
+			return snap
+		}))
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		err := reader.Run(gctx, start, relay)
+		if errors.Is(err, context.Canceled) && gctx.Err() != nil {
+			return nil
+		}
+		return err
+	})
+	g.Go(func() error {
+		err := app.Run(gctx, relay, rec.Pos)
+		if errors.Is(err, context.Canceled) && gctx.Err() != nil {
+			return nil
+		}
+		return err
+	})
+	g.Go(func() error {
+		if err := dog.Run(gctx); err != nil {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error { return s.watchStop(gctx) })
+	err = g.Wait()
+	relay.Close()
+	if err == nil && ctx.Err() == nil {
+		err = errors.New("stream ended without an error")
+	}
+	return err
+}
+
+// watchStop polls the record and returns errStopRequested once its state is Stopped.
+func (s *Stream) watchStop(ctx context.Context) error {
+	t := time.NewTicker(stopPollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
+		state, err := s.store.StateOf(qctx, s.id)
+		cancel()
+		if err == nil && state == workflow.StateStopped {
+			return errStopRequested
+		}
+	}
+}
+
+// prepare resolves the source flavor, creates or resumes the record and settles the start
+// position.
+func (s *Stream) prepare(ctx context.Context) error {
+	flavor, err := SourceFlavor(ctx, s.cfg.Source.Pool)
+	if err != nil {
+		return err
+	}
+	s.flavor = flavor
+	if s.cfg.StopPos != "" {
+		if s.stop, err = binlog.ParsePosition(s.cfg.StopPos, flavor); err != nil {
+			return fmt.Errorf("--stop-pos: %w", err)
+		}
+	}
+	if err := s.store.Init(ctx); err != nil {
+		return err
+	}
+	rec, err := s.store.Get(ctx, s.cfg.Workflow)
+	switch {
+	case errors.Is(err, workflow.ErrNotFound):
+		pos, err := s.startPosition(ctx)
+		if err != nil {
+			return err
+		}
+		rec, _, err = s.store.Create(ctx, workflow.Record{
+			Workflow: s.cfg.Workflow, Source: s.sourceJSON(), Pos: pos.String(), StopPos: s.stopString(),
+			DBName: s.cfg.TargetDB, Options: s.cfg.Options,
+		})
+		if err != nil {
+			return err
+		}
+		s.log.Info("workflow created", "pos", rec.Pos, "state", rec.State)
+	case err != nil:
+		return err
+	default:
+		s.log.Info("resuming workflow", "previous_state", rec.State, "previous_message", rec.Message, "pos", rec.Pos)
+		if err := s.checkStartPos(rec); err != nil {
+			return err
+		}
+	}
+	s.id = rec.ID
+	return s.store.Configure(ctx, rec.ID, s.sourceJSON(), s.cfg.Options, s.stopString())
+}
+
+func (s *Stream) stopString() string {
+	if s.stop.IsZero() {
+		return ""
+	}
+	return s.stop.String()
+}
+
+// checkStartPos compares --start-pos with an existing record: the record wins; "current" is
+// ignored; any other value that differs is an error.
+func (s *Stream) checkStartPos(rec workflow.Record) error {
+	sp := strings.TrimSpace(s.cfg.StartPos)
+	switch sp {
+	case "":
+		return nil
+	case "current":
+		s.log.Info("--start-pos current ignored: the workflow has a record, resuming from its position", "pos", rec.Pos)
+		return nil
+	}
+	want, err := binlog.ParsePosition(sp, s.flavor)
+	if err != nil {
+		return fmt.Errorf("--start-pos: %w", err)
+	}
+	have, err := binlog.ParsePosition(rec.Pos, s.flavor)
+	if err != nil || !have.Equal(want) {
+		return fmt.Errorf("%w: --start-pos %s differs from workflow %s's recorded position %s: drop --start-pos to resume, or delete the record to start over", ErrTerminal, want, s.cfg.Workflow, rec.Pos)
+	}
+	return nil
+}
+
+// startPosition resolves --start-pos for a new workflow.
+func (s *Stream) startPosition(ctx context.Context) (binlog.Position, error) {
+	sp := strings.TrimSpace(s.cfg.StartPos)
+	if sp != "" && sp != "current" {
+		p, err := binlog.ParsePosition(sp, s.flavor)
+		if err != nil {
+			return p, fmt.Errorf("--start-pos: %w", err)
+		}
+		return p, nil
+	}
+	return CurrentPosition(ctx, s.cfg.Source.Pool, s.flavor)
+}
+
+func (s *Stream) sourceJSON() string {
+	b, _ := json.Marshal(map[string]any{
+		"address":  fmt.Sprintf("%s:%d", s.cfg.Source.Host, s.cfg.Source.Port),
+		"user":     s.cfg.Source.User,
+		"flavor":   s.flavor,
+		"database": s.cfg.Source.DB,
+		"tables":   s.cfg.Source.Tables,
+	})
+	return string(b)
+}
+
+// setState, setMessage and addLog write the record over the pool with a bounded wait: the record
+// row may be locked, and the error path must not hang behind it.
+func (s *Stream) setState(state, msg string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.store.SetState(ctx, s.id, state, msg); err != nil {
+		s.log.Warn("could not record the workflow state", "state", state, "error", err)
+	}
+}
+
+func (s *Stream) setMessage(msg string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.store.SetMessage(ctx, s.id, msg); err != nil {
+		s.log.Warn("could not record the error in the workflow's message", "error", err)
+	}
+}
+
+func (s *Stream) addLog(typ, state, msg string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.store.AddLog(ctx, s.id, typ, state, msg); err != nil {
+		s.log.Warn("could not add to the workflow log", "error", err)
+	}
+}
