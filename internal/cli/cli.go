@@ -1,0 +1,80 @@
+// Package cli implements vplayer's subcommands: flag parsing and validation, signals, logging
+// setup and exit codes. It wires the other packages together and holds no replication logic.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0 // requested stop
+	ExitError = 1 // terminal error or failed preflight
+	ExitUsage = 2 // bad usage or configuration, reported before any connection
+)
+
+// usageError is bad usage or configuration: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+const topUsage = `vplayer replicates a MySQL or MariaDB source's row-based binary log into a target database,
+exactly once, through a bounded relay log.
+
+Usage:
+  vplayer run    --workflow W --source DSN --target DSN [flags]   start or resume a workflow
+  vplayer status --target DSN [--workflow W] [--json]              show workflow records
+  vplayer stop   --target DSN --workflow W                         ask a running workflow to stop
+  vplayer demo                                                     replicate a live workload locally
+
+DSNs use the go-sql-driver form user:pass@tcp(host:port)/db. VPLAYER_SOURCE_PASSWORD and
+VPLAYER_TARGET_PASSWORD override the DSN passwords so they stay out of ps.
+
+Run 'vplayer <command> --help' for a command's flags.
+`
+
+// Main runs the command line args and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return ExitUsage
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = runCmd(args[1:], stdout, stderr)
+	case "status":
+		err = statusCmd(args[1:], stdout, stderr)
+	case "stop":
+		err = stopCmd(args[1:], stdout, stderr)
+	case "demo":
+		err = demoCmd(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, topUsage)
+		return ExitOK
+	default:
+		fmt.Fprintf(stderr, "vplayer: unknown command %q\n\n%s", args[0], topUsage)
+		return ExitUsage
+	}
+	return exitCode(err, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, errHelp) {
+		return ExitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "vplayer: %s\n", strings.TrimSpace(ue.msg))
+		return ExitUsage
+	}
+	fmt.Fprintf(stderr, "vplayer: %v\n", err)
+	return ExitError
+}
