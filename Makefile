@@ -1,0 +1,39 @@
+# vplayer developer targets. `make test` needs a MariaDB or MySQL server binary (see
+# scripts/ensure-mysqld.sh); CI runs .ci/run, which sets VPLAYER_REQUIRE_MYSQL=1 so that server
+# tests fail instead of skipping when the binary is missing.
+
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+TEST_TIMEOUT ?= 15m
+
+# Passed to the tests only when the caller set them (environment or command line).
+ifdef VPLAYER_REQUIRE_MYSQL
+export VPLAYER_REQUIRE_MYSQL
+endif
+ifdef VPLAYER_MYSQLD
+export VPLAYER_MYSQLD
+endif
+
+.PHONY: all deps test vet build demo bench
+
+all: vet build test
+
+# deps makes sure a server binary is installed (installs mariadb-server as root with apt-get).
+deps:
+	@scripts/ensure-mysqld.sh
+
+test: deps
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+vet:
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+build:
+	$(GO) build -o bin/vplayer ./cmd/vplayer
+
+demo:
+	$(GO) run ./cmd/vplayer demo
+
+bench:
+	$(GO) run ./cmd/vplayer bench
