@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vplayer/vplayer/stream"
+)
+
+// binlogBytes returns the total size of the source's binary logs.
+func (e *env) binlogBytes() int64 {
+	e.t.Helper()
+	rows, err := e.srcPool.QueryContext(e.ctx(), "SHOW BINARY LOGS")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var total int64
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		var name string
+		var size int64
+		vals[0], vals[1] = &name, &size
+		for i := 2; i < len(vals); i++ {
+			vals[i] = new(sql.RawBytes)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			e.t.Fatal(err)
+		}
+		total += size
+	}
+	return total
+}
+
+// attempts collects the live pipelines of a stream's attempts.
+type attempts struct {
+	mu  sync.Mutex
+	all []*stream.Attempt
+}
+
+func (a *attempts) add(at *stream.Attempt) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.all = append(a.all, at)
+}
+
+// totals sums the applier counters over all attempts.
+func (a *attempts) totals() (txns, commits, rows int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, at := range a.all {
+		st := at.Applier.Stats()
+		txns += st.Transactions.Load()
+		commits += st.Commits.Load()
+		rows += st.Rows.Load()
+	}
+	return
+}
+
+// TestGrouping: with many small source transactions buffered, target commits are far fewer than
+// source transactions; and a failure injected between a batch's rows and its COMMIT loses and
+// doubles nothing after the retry.
+func TestGrouping(t *testing.T) {
+	e := newEnv(t)
+	for _, db := range []*sql.DB{e.src, e.dst} {
+		if _, err := db.ExecContext(e.ctx(), "CREATE TABLE events (id int NOT NULL PRIMARY KEY, v varchar(40) NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := e.sourcePos()
+	const n = 3000
+	for i := 1; i <= n; i++ {
+		if _, err := e.src.ExecContext(e.ctx(), "INSERT INTO events VALUES (?, ?)", i, fmt.Sprintf("event %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var at attempts
+	var calls, injected atomic.Int64
+	cfg := e.streamConfig()
+	cfg.StartPos = start.String()
+	cfg.OnStart = at.add
+	cfg.BeforeCommit = func() error {
+		if calls.Add(1) == 1 {
+			injected.Add(1)
+			return errors.New("injected failure before COMMIT")
+		}
+		return nil
+	}
+	stop := e.runStream(cfg)
+	e.waitCaughtUp(60 * time.Second)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.assertEqual([]string{"events"})
+	if got := e.count(e.dst, "events"); got != n {
+		t.Errorf("target has %d rows, want %d", got, n)
+	}
+	if injected.Load() != 1 {
+		t.Fatalf("the failure was injected %d times, want 1", injected.Load())
+	}
+	if len(at.all) < 2 {
+		t.Errorf("stream ran %d attempts, want a retry after the injected failure", len(at.all))
+	}
+	txns, commits, _ := at.totals()
+	t.Logf("source transactions applied: %d; target commits: %d; %.1f transactions per commit", txns, commits, float64(txns)/float64(max(commits, 1)))
+	if txns < n {
+		t.Errorf("applied %d transactions, want at least %d", txns, n)
+	}
+	if commits*10 > txns {
+		t.Errorf("%d target commits for %d source transactions: want at least 10 transactions per commit", commits, txns)
+	}
+	var logged int
+	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM _vt.vreplication_log l JOIN _vt.vreplication v ON v.id = l.vrepl_id WHERE v.workflow = ? AND l.message LIKE '%injected failure%'", e.workflow).Scan(&logged); err != nil {
+		t.Fatal(err)
+	}
+	if logged != 1 {
+		t.Errorf("vreplication_log has %d rows for the injected failure, want 1", logged)
+	}
+}
+
+// TestBoundedMemory: with the default relay log bounds, a backlog of at least 50 MB of row events
+// is applied while the heap stays under 64 MiB.
+func TestBoundedMemory(t *testing.T) {
+	e := newEnv(t)
+	for _, db := range []*sql.DB{e.src, e.dst} {
+		if _, err := db.ExecContext(e.ctx(), "CREATE TABLE blobs (id int NOT NULL PRIMARY KEY, payload mediumblob NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := e.sourcePos()
+	before := e.binlogBytes()
+	payload := make([]byte, 2000)
+	const perTxn, rowsTotal = 50, 26000
+	for id := 0; id < rowsTotal; id += perTxn {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO blobs VALUES ")
+		args := make([]any, 0, 2*perTxn)
+		for j := 0; j < perTxn; j++ {
+			if j > 0 {
+				sb.WriteString(",")
+			}
+			sb.WriteString("(?, ?)")
+			rand.Read(payload)
+			args = append(args, id+j, append([]byte(nil), payload...))
+		}
+		if _, err := e.src.ExecContext(e.ctx(), sb.String(), args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backlog := e.binlogBytes() - before
+	t.Logf("backlog: %.1f MB of row data, %.1f MB of binlog", float64(rowsTotal*len(payload))/1e6, float64(backlog)/1e6)
+	if backlog < 50e6 {
+		t.Fatalf("backlog is %d bytes, want at least 50 MB", backlog)
+	}
+
+	runtime.GC()
+	var peak atomic.Uint64
+	ctx, cancel := context.WithCancel(context.Background())
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	cfg := e.streamConfig()
+	cfg.StartPos = start.String()
+	began := time.Now()
+	stop := e.runStream(cfg)
+	e.waitCaughtUp(3 * time.Minute)
+	took := time.Since(began)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-sampled
+	t.Logf("applied %.1f MB in %v (%.1f MB/s); peak heap in use %.1f MiB", float64(backlog)/1e6, took.Round(time.Millisecond), float64(backlog)/1e6/took.Seconds(), float64(peak.Load())/(1<<20))
+	if got := e.count(e.dst, "blobs"); got != rowsTotal {
+		t.Errorf("target has %d rows, want %d", got, rowsTotal)
+	}
+	if p := peak.Load(); p >= 64<<20 {
+		t.Errorf("peak heap in use %d bytes, want under 64 MiB", p)
+	}
+}

@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vplayer/vplayer/internal/workload"
+)
+
+// proc is a running vplayer process.
+type proc struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startVplayer runs `vplayer run` for this env with extra flags.
+func (e *env) startVplayer(extra ...string) *proc {
+	e.t.Helper()
+	args := []string{"run",
+		"--workflow", e.workflow,
+		"--source", e.source.DSN(e.db),
+		"--target", e.target.DSN(e.db),
+		"--retry-delay", "200ms",
+	}
+	args = append(args, extra...)
+	p := &proc{t: e.t, cmd: exec.Command(binary, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	e.t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+		if e.t.Failed() {
+			e.t.Logf("vplayer output:\n%s", p.out.String())
+		}
+	})
+	return p
+}
+
+// wait waits for the process to exit and returns its exit code, failing after timeout.
+func (p *proc) wait(timeout time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		p.t.Fatalf("vplayer did not exit within %v; output:\n%s", timeout, p.out.String())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *proc) signal(sig syscall.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// TestRestart: SIGTERM vplayer mid-stream, write more, start it again: target == source, nothing
+// missing or doubled, and once caught up the recorded position equals the source's GTID position.
+func TestRestart(t *testing.T) {
+	e := newEnv(t)
+	e.createWorkload()
+	p := e.startVplayer()
+	e.waitRunning(30 * time.Second)
+
+	ctx, cancel := context.WithCancel(e.ctx())
+	wdone := make(chan error, 1)
+	go func() { wdone <- workload.Run(ctx, e.src, e.db, workload.Config{Workers: 3, Seed: 2}, nil) }()
+	time.Sleep(2 * time.Second) // let the stream apply part of a live workload
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Fatalf("vplayer exited with %d after SIGTERM, want 0; output:\n%s", code, p.out.String())
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("vplayer took %v to stop after SIGTERM, want at most 2s", d)
+	}
+	if got := e.record().State; got != "Stopped" {
+		t.Errorf("state after SIGTERM = %q, want Stopped", got)
+	}
+	time.Sleep(time.Second) // more writes while vplayer is down
+	cancel()
+	if err := <-wdone; err != nil {
+		t.Fatal(err)
+	}
+	p2 := e.startVplayer()
+	e.waitCaughtUp(60 * time.Second)
+	e.assertEqual(workload.Tables)
+	want := e.sourcePos()
+	if got := e.record().Pos; got != want.String() {
+		t.Errorf("recorded pos = %q, want the source's %q", got, want.String())
+	}
+	p2.signal(syscall.SIGTERM)
+	if code := p2.wait(10 * time.Second); code != 0 {
+		t.Errorf("second vplayer exited with %d, want 0", code)
+	}
+}
+
+// TestCrash: SIGKILL vplayer at 5 random moments during a workload, restarting it each time:
+// target == source at the end. A duplicate-key error or a missing row fails it.
+func TestCrash(t *testing.T) {
+	e := newEnv(t)
+	e.createWorkload()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+
+	ctx, cancel := context.WithCancel(e.ctx())
+	defer cancel()
+	p := e.startVplayer()
+	e.waitRunning(30 * time.Second)
+	wdone := make(chan error, 1)
+	go func() { wdone <- workload.Run(ctx, e.src, e.db, workload.Config{Workers: 3, Seed: seed}, nil) }()
+	for i := 0; i < 5; i++ {
+		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+		p.signal(syscall.SIGKILL)
+		p.wait(10 * time.Second)
+		if out := p.out.String(); bytes.Contains([]byte(out), []byte("Duplicate entry")) {
+			t.Fatalf("kill %d: vplayer hit a duplicate key:\n%s", i, out)
+		}
+		p = e.startVplayer()
+	}
+	cancel()
+	if err := <-wdone; err != nil {
+		t.Fatal(err)
+	}
+	e.waitCaughtUp(90 * time.Second)
+	e.assertEqual(workload.Tables)
+	if got := e.record().State; got != "Running" {
+		t.Errorf("state = %q, want Running (message %q)", got, e.record().Message)
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("last vplayer exited with %d, want 0", code)
+	}
+}
