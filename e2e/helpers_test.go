@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -236,4 +237,9 @@ func (e *env) waitRunning(timeout time.Duration) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	e.t.Fatalf("workflow %s not Running within %v", e.workflow, timeout)
+}
+
+// newCaptureLogger returns a text logger writing to w, as vplayer's own is configured.
+func newCaptureLogger(w io.Writer, workflow string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, nil)).With("workflow", workflow)
 }

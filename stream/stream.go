@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -44,6 +46,13 @@ type Stream struct {
 	filter *binlog.Filter
 	stop   binlog.Position
 	id     int64
+	msg    *messenger
+
+	reported atomic.Bool // the current attempt's error was reported
+
+	errMu    sync.Mutex
+	errKey   string    // kind of the last error, for --max-time-to-retry-on-error
+	errSince time.Time // when that kind of error was first seen
 }
 
 // New returns a stream for cfg; nothing is connected until Run.
@@ -69,9 +78,19 @@ func (s *Stream) Run(ctx context.Context) error {
 	if err := s.prepare(ctx); err != nil {
 		return err
 	}
-	var firstErr time.Time
-	var lastErr string
+	mctx, stopMessenger := context.WithCancel(context.WithoutCancel(ctx))
+	s.msg = newMessenger(s.store, s.id)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.msg.run(mctx)
+	}()
+	defer func() {
+		stopMessenger()
+		<-done
+	}()
 	for {
+		s.reported.Store(false)
 		err := s.attempt(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -89,29 +108,67 @@ func (s *Stream) Run(ctx context.Context) error {
 		if err == nil {
 			err = errors.New("stream ended unexpectedly")
 		}
-		msg := err.Error()
-		if msg != lastErr {
-			firstErr, lastErr = time.Now(), msg
+		if !s.reported.Load() {
+			s.report(err)
 		}
-		if applier.IsTerminal(err) || (s.cfg.MaxTimeToRetryOnError > 0 && time.Since(firstErr) > s.cfg.MaxTimeToRetryOnError) {
-			terminal := "terminal error: " + msg
-			s.log.Error("error in stream "+s.cfg.Workflow+", not retrying: "+terminal, "state", workflow.StateError)
+		if s.terminal(err) {
+			terminal := "terminal error: " + err.Error()
+			stopMessenger()
 			s.setState(workflow.StateError, terminal)
-			s.addLog("Error", workflow.StateError, terminal)
 			return fmt.Errorf("%w: %w", ErrTerminal, err)
 		}
-		s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err))
-		s.addLog("Error", workflow.StateRunning, msg)
-		s.setMessage(msg)
 		t := time.NewTimer(s.cfg.RetryDelay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			s.setState(workflow.StateStopped, "")
+			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "signal")
 			return nil
 		case <-t.C:
 		}
 	}
+}
+
+// report handles a stream error the moment it happens, before the pipeline is torn down: the
+// ERROR log line, a vreplication_log row, and the message handed to the messenger (the record's
+// row may be locked). Killing the applier's statement follows, as the pipeline unwinds.
+func (s *Stream) report(err error) {
+	s.reported.Store(true)
+	if s.terminal(err) {
+		s.log.Error(fmt.Sprintf("error in stream %s, not retrying: terminal error: %v", s.cfg.Workflow, err))
+		s.addLog("Error", workflow.StateError, "terminal error: "+err.Error())
+		return
+	}
+	s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err))
+	s.addLog("Error", workflow.StateRunning, err.Error())
+	s.msg.set(err.Error())
+}
+
+// terminal reports whether err must not be retried: a MySQL error that a retry cannot fix, or
+// the same kind of error for longer than --max-time-to-retry-on-error.
+func (s *Stream) terminal(err error) bool {
+	if errors.Is(err, ErrTerminal) || applier.IsTerminal(err) {
+		return true
+	}
+	key := errorKey(err)
+	now := time.Now()
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	if key != s.errKey {
+		s.errKey, s.errSince = key, now
+	}
+	return s.cfg.MaxTimeToRetryOnError > 0 && now.Sub(s.errSince) > s.cfg.MaxTimeToRetryOnError
+}
+
+// errorKey identifies an error's kind for --max-time-to-retry-on-error: its text without the
+// numbers (durations, positions) that change from one occurrence to the next.
+func errorKey(err error) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, err.Error())
 }
 
 // attempt runs the pipeline once, from the committed position.
@@ -183,27 +240,21 @@ func (s *Stream) attempt(ctx context.Context) error {
 		}))
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		err := reader.Run(gctx, start, relay)
-		if errors.Is(err, context.Canceled) && gctx.Err() != nil {
+	var once sync.Once
+	// first reports the attempt's first real error at once, before errgroup cancels the others.
+	first := func(err error) error {
+		if err == nil || (gctx.Err() != nil && errors.Is(err, context.Canceled)) {
 			return nil
 		}
-		return err
-	})
-	g.Go(func() error {
-		err := app.Run(gctx, relay, rec.Pos)
-		if errors.Is(err, context.Canceled) && gctx.Err() != nil {
-			return nil
+		if ctx.Err() == nil && !errors.Is(err, applier.ErrStopPosition) && !errors.Is(err, applier.ErrStoppedAtDDL) && !errors.Is(err, errStopRequested) {
+			once.Do(func() { s.report(err) })
 		}
 		return err
-	})
-	g.Go(func() error {
-		if err := dog.Run(gctx); err != nil {
-			return err
-		}
-		return nil
-	})
-	g.Go(func() error { return s.watchStop(gctx) })
+	}
+	g.Go(func() error { return first(reader.Run(gctx, start, relay)) })
+	g.Go(func() error { return first(app.Run(gctx, relay, rec.Pos)) })
+	g.Go(func() error { return first(dog.Run(gctx)) })
+	g.Go(func() error { return first(s.watchStop(gctx)) })
 	err = g.Wait()
 	relay.Close()
 	if err == nil && ctx.Err() == nil {
