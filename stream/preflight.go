@@ -23,6 +23,10 @@ func Preflight(ctx context.Context, cfg Config) error {
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
 	src := cfg.Source.Pool
+	if err := src.PingContext(ctx); err != nil {
+		add("source: not reachable: %v", err)
+		return joinProblems(problems)
+	}
 	var logBin, format, image string
 	if err := src.QueryRowContext(ctx, "SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image").Scan(&logBin, &format, &image); err != nil {
 		add("source: cannot read its binlog settings: %v", err)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vplayer/vplayer/sqlq"
 )
@@ -97,7 +98,7 @@ func (s *Store) Init(ctx context.Context) error {
   vrepl_id int unsigned NOT NULL,
   type varbinary(256) NOT NULL,
   state varbinary(100) NOT NULL,
-  message text NOT NULL,
+  message blob NOT NULL,
   count bigint NOT NULL DEFAULT 1,
   created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
   updated_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
@@ -263,8 +264,16 @@ func Truncate(msg string) string {
 	}
 	keep := MaxMessageBytes - len(truncationMark)
 	head := keep / 2
-	tail := keep - head
-	return msg[:head] + truncationMark + msg[len(msg)-tail:]
+	tail := len(msg) - (keep - head)
+	// Cut on character boundaries: a message is text, and a broken UTF-8 sequence is rejected by
+	// text columns and garbles every reader.
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	for tail < len(msg) && !utf8.RuneStart(msg[tail]) {
+		tail++
+	}
+	return msg[:head] + truncationMark + msg[tail:]
 }
 
 // HeartbeatSQL returns the statement that records a heartbeat at now (unix seconds). It clears the

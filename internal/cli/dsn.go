@@ -25,7 +25,8 @@ func parseDSN(flag, dsn, passwordEnv string) (*endpoint, error) {
 	}
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, usagef("--%s is not a valid DSN (want user:pass@tcp(host:port)/db): %s", flag, redactErr(err))
+		// The driver's parse errors can quote parts of the DSN, the password included.
+		return nil, usagef("--%s is not a valid DSN: want user:pass@tcp(host:port)/db (a password with special characters goes in %s instead)", flag, passwordEnv)
 	}
 	if p, ok := os.LookupEnv(passwordEnv); ok {
 		cfg.Passwd = p
@@ -45,16 +46,6 @@ func parseDSN(flag, dsn, passwordEnv string) (*endpoint, error) {
 		cfg.Timeout = 10 * time.Second
 	}
 	return &endpoint{cfg: cfg, host: host, port: uint16(port)}, nil
-}
-
-// redactErr shortens a DSN parse error: the driver's messages do not quote passwords today, and
-// a short message keeps a future one from printing a whole DSN.
-func redactErr(err error) string {
-	s := err.Error()
-	if len(s) > 120 {
-		s = s[:120]
-	}
-	return s
 }
 
 // pool opens a connection pool; multi-statement batches are allowed.

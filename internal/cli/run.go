@@ -209,7 +209,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	err = stream.Preflight(pctx, cfg)
 	cancel()
 	if err != nil {
-		logger.Error(err.Error())
 		return err
 	}
 	s, err := stream.New(cfg)

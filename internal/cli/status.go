@@ -40,6 +40,9 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return usagef("%v", err)
 	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
 	store, done, err := targetStore(fs, *target, *sidecar)
 	if err != nil {
 		return err
@@ -120,6 +123,9 @@ func stopCmd(args []string, stdout, stderr io.Writer) error {
 			return errHelp
 		}
 		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	if *wf == "" {
 		return usagef("--workflow is required")
