@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -325,7 +326,7 @@ func (a *Applier) openTx() error {
 	if a.txOpen {
 		return nil
 	}
-	a.b.add("BEGIN", "BEGIN")
+	a.b.add("", "BEGIN")
 	a.txOpen = true
 	return nil
 }
@@ -404,7 +405,7 @@ func (a *Applier) commit(ctx context.Context) error {
 		return err
 	}
 	now := a.cfg.Now()
-	a.b.add("UPDATE "+a.cfg.Store.Sidecar()+".vreplication", a.cfg.Store.PositionSQL(a.cfg.ID, a.pos, now.Unix(), a.txTime))
+	a.b.add("", a.cfg.Store.PositionSQL(a.cfg.ID, a.pos, now.Unix(), a.txTime))
 	if a.cfg.BeforeCommit != nil {
 		if err := a.flush(ctx); err != nil {
 			return err
@@ -413,7 +414,7 @@ func (a *Applier) commit(ctx context.Context) error {
 			return fmt.Errorf("before commit: %w", err)
 		}
 	}
-	a.b.add("COMMIT", "COMMIT")
+	a.b.add("", "COMMIT")
 	if err := a.flush(ctx); err != nil {
 		return err
 	}
@@ -493,8 +494,8 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 		a.stopped = true
 		return ErrStoppedAtDDL
 	case OnDDLExec, OnDDLExecIgnore:
-		a.b.add("DDL", "USE "+sqlq.Ident(a.cfg.TargetDB))
-		a.b.add("DDL", e.Query)
+		a.b.add("", "USE "+sqlq.Ident(a.cfg.TargetDB))
+		a.b.add(ddlShape(e.Query), e.Query)
 		if err := a.flush(ctx); err != nil && a.cfg.OnDDL == OnDDLExec {
 			return err
 		} else if err != nil {
@@ -536,4 +537,14 @@ func IsTerminal(err error) bool {
 		return true
 	}
 	return false
+}
+
+// ddlShape describes a DDL statement for a stall message: its first words, never a whole
+// statement that could carry values.
+func ddlShape(q string) string {
+	f := strings.Fields(q)
+	if len(f) > 4 {
+		f = f[:4]
+	}
+	return strings.Join(f, " ")
 }

@@ -46,11 +46,14 @@ func (b *batch) add(shape, stmt string) {
 	b.buf = append(b.buf, stmt...)
 }
 
-// shape describes the batch for a stall message.
+// shape describes the batch for a stall message: the data statements it holds, else COMMIT.
 func (b *batch) shape() string {
 	switch len(b.shapes) {
 	case 0:
-		return ""
+		if b.n == 0 {
+			return ""
+		}
+		return "COMMIT"
 	case 1:
 		return b.shapes[0]
 	}
