@@ -13,7 +13,7 @@ ifdef VPLAYER_MYSQLD
 export VPLAYER_MYSQLD
 endif
 
-.PHONY: all deps test vet build demo bench
+.PHONY: all deps test vet build demo
 
 all: vet build test
 
@@ -32,8 +32,5 @@ vet:
 build:
 	$(GO) build -o bin/vplayer ./cmd/vplayer
 
-demo:
+demo: deps
 	$(GO) run ./cmd/vplayer demo
-
-bench:
-	$(GO) run ./cmd/vplayer bench

@@ -99,8 +99,10 @@ type Applier struct {
 	tables *tableCache
 	stats  Stats
 
-	// Read by the stall watchdog.
+	// Read by the stall watchdog and for lag.
 	workSince      atomic.Int64 // unix nanos; 0 when holding no work
+	oldestPending  atomic.Int64 // source commit time (unix s) of the oldest transaction not yet committed here; 0 when none
+	lastEvent      atomic.Int64 // unix nanos when the last event or heartbeat was received
 	statement      atomic.Pointer[string]
 	statementSince atomic.Int64
 
@@ -167,6 +169,19 @@ func (a *Applier) Work() (since time.Time, statement string, statementSince time
 	return since, statement, statementSince
 }
 
+// Lag returns how far the target is behind the source at now: now minus the source commit time
+// of the oldest transaction not yet committed on the target, or, when caught up, now minus the
+// time the last event or heartbeat was received. It is zero before anything was received.
+func (a *Applier) Lag(now time.Time) time.Duration {
+	if ts := a.oldestPending.Load(); ts != 0 {
+		return max(now.Sub(time.Unix(ts, 0)), 0)
+	}
+	if n := a.lastEvent.Load(); n != 0 {
+		return max(now.Sub(time.Unix(0, n)), 0)
+	}
+	return 0
+}
+
 // Run applies events from relay until ctx ends or an error occurs. pos is the committed position
 // the stream started from. On return, any open target transaction has been rolled back: its
 // connection is killed over a separate connection so that its locks go at once.
@@ -194,6 +209,7 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 			return fmt.Errorf("fetch from relay log: %w", ferr)
 		}
 		if len(items) > 0 {
+			a.lastEvent.Store(a.cfg.Now().UnixNano())
 			if a.workSince.Load() == 0 {
 				a.workSince.Store(a.cfg.Now().UnixNano())
 			}
@@ -261,6 +277,9 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 				return err
 			}
 			a.inTxn = true
+			if a.oldestPending.Load() == 0 {
+				a.oldestPending.Store(e.Timestamp)
+			}
 		case event.Rows:
 			if !a.txOpen {
 				return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
@@ -429,6 +448,9 @@ func (a *Applier) commit(ctx context.Context) error {
 	a.stats.Rows.Add(int64(a.rows))
 	a.commits, a.rows = 0, 0
 	a.workSince.Store(0)
+	if !a.inTxn {
+		a.oldestPending.Store(0)
+	}
 	return nil
 }
 

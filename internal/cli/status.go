@@ -147,7 +147,3 @@ func stopCmd(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "workflow %s: state set to Stopped (was %s); a running vplayer stops within a second\n", *wf, rec.State)
 	return nil
 }
-
-func demoCmd(args []string, stdout, stderr io.Writer) error {
-	return errors.New("demo: not built yet")
-}
