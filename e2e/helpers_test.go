@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"go.uber.org/goleak"
 
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/internal/compare"
@@ -43,6 +44,11 @@ func TestMain(m *testing.M) {
 	}
 	code := mysqltest.Run(m)
 	os.RemoveAll(dir)
+	// Every stream, syncer and pool the tests started must be gone.
+	if err := goleak.Find(goleak.IgnoreCurrent()); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goroutines leaked:", err)
+		code = 1
+	}
 	os.Exit(code)
 }
 

@@ -3,8 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"math/rand/v2"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -168,4 +170,76 @@ func TestCrash(t *testing.T) {
 	if code := p.wait(10 * time.Second); code != 0 {
 		t.Errorf("last vplayer exited with %d, want 0", code)
 	}
+}
+
+// TestStopWhileBlocked: SIGTERM and `vplayer stop` each end the process within 2s while its
+// target statement waits on a lock; the blocked change is not applied and the position stays
+// before it.
+func TestStopWhileBlocked(t *testing.T) {
+	for _, how := range []string{"SIGTERM", "vplayer stop"} {
+		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
+			e := newEnv(t)
+			e.createKV("int")
+			for _, db := range []*sql.DB{e.src, e.dst} {
+				if _, err := db.ExecContext(e.ctx(), "INSERT INTO kv VALUES (1, 1)"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := e.startVplayer()
+			e.waitRunning(30 * time.Second)
+			release := e.lockRow("SELECT * FROM " + e.db + ".kv WHERE id = 1 FOR UPDATE")
+			posBefore := e.record().Pos
+			if _, err := e.src.ExecContext(e.ctx(), "UPDATE kv SET v = 2 WHERE id = 1"); err != nil {
+				t.Fatal(err)
+			}
+			e.waitBlocked("UPDATE `"+e.db+"`.`kv`", 10*time.Second)
+
+			start := time.Now()
+			if how == "SIGTERM" {
+				p.signal(syscall.SIGTERM)
+			} else {
+				out, err := exec.Command(binary, "stop", "--target", e.target.DSN(""), "--workflow", e.workflow).CombinedOutput()
+				if err != nil {
+					t.Fatalf("vplayer stop: %v\n%s", err, out)
+				}
+			}
+			if code := p.wait(5 * time.Second); code != 0 {
+				t.Fatalf("vplayer exited with %d, want 0", code)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("vplayer took %v to stop while blocked, want at most 2s", d)
+			}
+			release()
+			var v int
+			if err := e.dst.QueryRowContext(e.ctx(), "SELECT v FROM kv WHERE id = 1").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			if v != 1 {
+				t.Errorf("target v = %d after the stop, want 1: the blocked update was applied after cancellation", v)
+			}
+			r := e.record()
+			if r.State != "Stopped" || r.Pos != posBefore {
+				t.Errorf("record after stop: state %q pos %q, want Stopped at %q", r.State, r.Pos, posBefore)
+			}
+		})
+	}
+}
+
+// waitBlocked waits until a target session runs a statement containing shape and waits on a lock.
+func (e *env) waitBlocked(shape string, timeout time.Duration) {
+	e.t.Helper()
+	want := strings.Trim(shape, " ")
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		var n int
+		err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE CONCAT('%', ?, '%') AND STATE LIKE '%Updat%'", want).Scan(&n)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.t.Fatalf("no target statement %s waiting on a lock within %v", shape, timeout)
 }

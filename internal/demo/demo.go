@@ -216,7 +216,9 @@ func (d *demo) actOne(ctx context.Context) error {
 	defer cancel()
 	var st workload.Stats
 	done := make(chan error, 1)
-	go func() { done <- workload.Run(wctx, d.src, dbName, workload.Config{Workers: 4, Rate: 1500, Seed: 42}, &st) }()
+	go func() {
+		done <- workload.Run(wctx, d.src, dbName, workload.Config{Workers: 4, Rate: 1500, Seed: 42}, &st)
+	}()
 	tick := time.NewTicker(d.o.ProgressEvery)
 	defer tick.Stop()
 	began := time.Now()

@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"database/sql"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// insertAutocommit writes n single-row transactions to kv, ids from first, 500 per round trip.
+func (e *env) insertAutocommit(first, n int) {
+	e.t.Helper()
+	for done := 0; done < n; {
+		var b strings.Builder
+		k := min(500, n-done)
+		for j := 0; j < k; j++ {
+			fmt.Fprintf(&b, "INSERT INTO %s.kv VALUES (%d, %d);", e.db, first+done+j, done+j)
+		}
+		if _, err := e.srcPool.ExecContext(e.ctx(), b.String()); err != nil {
+			e.t.Fatal(err)
+		}
+		done += k
+	}
+}
+
+// TestNoGoroutinePerTransaction: 100,000 transactions through the pipeline leave the number of
+// goroutines where it was (within 2): nothing is started per transaction or event.
+func TestNoGoroutinePerTransaction(t *testing.T) {
+	e := newEnv(t)
+	for _, db := range []*sql.DB{e.src, e.dst} {
+		if _, err := db.ExecContext(e.ctx(), "CREATE TABLE kv (id int NOT NULL PRIMARY KEY, v int NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var at attempts
+	cfg := e.streamConfig()
+	cfg.OnStart = at.add
+	stop := e.runStream(cfg)
+	e.waitRunning(30 * time.Second)
+	e.insertAutocommit(0, 1000)
+	e.waitCaughtUp(60 * time.Second)
+	before := runtime.NumGoroutine()
+
+	const n = 100_000
+	e.insertAutocommit(1000, n-1000)
+	e.waitCaughtUp(3 * time.Minute)
+	after := runtime.NumGoroutine()
+	txns, commits, _ := at.totals()
+	t.Logf("goroutines: %d before, %d after %d source transactions (%d applied in %d target commits)", before, after, n, txns, commits)
+	if txns < n {
+		t.Errorf("applied %d transactions, want at least %d", txns, n)
+	}
+	if d := after - before; d > 2 || d < -2 {
+		t.Errorf("goroutines went from %d to %d over %d transactions, want within 2", before, after, n)
+	}
+	if len(at.all) != 1 {
+		t.Errorf("the stream ran %d attempts, want 1 (no errors)", len(at.all))
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.count(e.dst, "kv"); got != n {
+		t.Errorf("target has %d rows, want %d", got, n)
+	}
+}
