@@ -54,4 +54,10 @@ type Config struct {
 	// OnStart, when set, is called with the live pipeline at the start of each attempt, for
 	// metrics and tests.
 	OnStart func(*Attempt)
+	// OnError, when set, is called once per reported stream error (stalls included: errors.As a
+	// *stall.Error), with whether it is terminal, for metrics and health.
+	OnError func(err error, terminal bool)
+	// OnState, when set, is called whenever the stream changes state: Running at each attempt's
+	// start, Stopped or Error at the end, and "Retrying" while it waits to retry after an error.
+	OnState func(state string)
 }

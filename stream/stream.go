@@ -24,6 +24,10 @@ import (
 // ErrTerminal wraps an error that a retry cannot fix; the record's state is then Error.
 var ErrTerminal = errors.New("terminal error")
 
+// StateRetrying is reported through Config.OnState while the stream waits to retry after an
+// error; the record's state stays Running.
+const StateRetrying = "Retrying"
+
 // errStopRequested means the record's state was set to Stopped from outside (vplayer stop).
 var errStopRequested = errors.New("stop requested")
 
@@ -117,6 +121,7 @@ func (s *Stream) Run(ctx context.Context) error {
 			s.setState(workflow.StateError, terminal)
 			return fmt.Errorf("%w: %w", ErrTerminal, err)
 		}
+		s.notifyState(StateRetrying)
 		t := time.NewTimer(s.cfg.RetryDelay)
 		select {
 		case <-ctx.Done():
@@ -134,7 +139,11 @@ func (s *Stream) Run(ctx context.Context) error {
 // row may be locked). Killing the applier's statement follows, as the pipeline unwinds.
 func (s *Stream) report(err error) {
 	s.reported.Store(true)
-	if s.terminal(err) {
+	terminal := s.terminal(err)
+	if s.cfg.OnError != nil {
+		s.cfg.OnError(err, terminal)
+	}
+	if terminal {
 		s.log.Error(fmt.Sprintf("error in stream %s, not retrying: terminal error: %v", s.cfg.Workflow, err))
 		s.addLog("Error", workflow.StateError, "terminal error: "+err.Error())
 		return
@@ -194,6 +203,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		}
 		s.log.Info("workflow running", "state", workflow.StateRunning, "pos", rec.Pos)
 	}
+	s.notifyState(workflow.StateRunning)
 
 	relay := relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)
 	hb := heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
@@ -381,6 +391,7 @@ func (s *Stream) sourceJSON() string {
 // setState, setMessage and addLog write the record over the pool with a bounded wait: the record
 // row may be locked, and the error path must not hang behind it.
 func (s *Stream) setState(state, msg string) {
+	s.notifyState(state)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := s.store.SetState(ctx, s.id, state, msg); err != nil {
@@ -401,5 +412,11 @@ func (s *Stream) addLog(typ, state, msg string) {
 	defer cancel()
 	if err := s.store.AddLog(ctx, s.id, typ, state, msg); err != nil {
 		s.log.Warn("could not add to the workflow log", "error", err)
+	}
+}
+
+func (s *Stream) notifyState(state string) {
+	if s.cfg.OnState != nil {
+		s.cfg.OnState(state)
 	}
 }
