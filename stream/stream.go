@@ -103,9 +103,11 @@ func (s *Stream) Run(ctx context.Context) error {
 			return nil
 		case errors.Is(err, applier.ErrStopPosition), errors.Is(err, applier.ErrStoppedAtDDL):
 			rec, _ := s.store.Get(context.WithoutCancel(ctx), s.cfg.Workflow)
+			s.notifyState(workflow.StateStopped)
 			s.log.Info("workflow stopped", "state", workflow.StateStopped, "message", rec.Message)
 			return nil
 		case errors.Is(err, errStopRequested):
+			s.notifyState(workflow.StateStopped)
 			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "vplayer stop")
 			return nil
 		}
