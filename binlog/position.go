@@ -57,7 +57,7 @@ func (p Position) Contains(o Position) bool {
 	}
 	if p.Flavor == FlavorFilePos {
 		if p.File != o.File {
-			return p.File > o.File // binlog file names sort by sequence number
+			return fileAfter(p.File, o.File)
 		}
 		return p.Offset >= o.Offset
 	}
@@ -67,7 +67,54 @@ func (p Position) Contains(o Position) bool {
 	if p.GTID == nil {
 		return false
 	}
+	if p.Flavor == FlavorMariaDB {
+		return mariaContains(p.GTID, o.GTID)
+	}
 	return p.GTID.Contain(o.GTID)
+}
+
+// fileAfter reports whether binlog file a comes after b: by the numeric extension when both have
+// one (binlog.999999 is followed by binlog.1000000), else by name.
+func fileAfter(a, b string) bool {
+	ab, an, aok := splitFile(a)
+	bb, bn, bok := splitFile(b)
+	if aok && bok && ab == bb {
+		return an > bn
+	}
+	return a > b
+}
+
+func splitFile(f string) (base string, n uint64, ok bool) {
+	i := strings.LastIndexByte(f, '.')
+	if i < 0 {
+		return f, 0, false
+	}
+	n, err := strconv.ParseUint(f[i+1:], 10, 64)
+	return f[:i], n, err == nil
+}
+
+// mariaContains compares MariaDB GTID positions the way MariaDB does: per replication domain, by
+// sequence number, whichever server wrote it (a failover changes the server id, not the order).
+func mariaContains(p, o mysql.GTIDSet) bool {
+	ps, ok1 := p.(*mysql.MariadbGTIDSet)
+	os, ok2 := o.(*mysql.MariadbGTIDSet)
+	if !ok1 || !ok2 {
+		return p.Contain(o)
+	}
+	for domain, servers := range os.Sets {
+		var want uint64
+		for _, g := range servers {
+			want = max(want, g.SequenceNumber)
+		}
+		var have uint64
+		for _, g := range ps.Sets[domain] {
+			have = max(have, g.SequenceNumber)
+		}
+		if have < want {
+			return false
+		}
+	}
+	return true
 }
 
 // Equal reports whether p and o name the same position.
@@ -135,7 +182,15 @@ func parseGTID(flavor, v string) (Position, error) {
 	if flavor == FlavorMariaDB {
 		goFlavor = mysql.MariaDBFlavor
 	}
-	set, err := mysql.ParseGTIDSet(goFlavor, strings.TrimSpace(v))
+	v = strings.TrimSpace(v)
+	if flavor == FlavorMariaDB {
+		parts := strings.Split(v, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		v = strings.Join(parts, ",")
+	}
+	set, err := mysql.ParseGTIDSet(goFlavor, v)
 	if err != nil {
 		return Position{}, fmt.Errorf("%w %q: not a %s GTID set: %v", ErrBadPosition, v, flavor, err)
 	}

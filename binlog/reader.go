@@ -139,6 +139,9 @@ type translator struct {
 
 func newTranslator(start Position, f *Filter) *translator {
 	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}}
+	if start.GTID != nil {
+		t.pos.GTID = start.GTID.Clone() // updated in place as transactions pass
+	}
 	if start.Flavor == FlavorMariaDB {
 		t.mariaDomains = map[uint32]mysql.MariadbGTID{}
 		if set, ok := start.GTID.(*mysql.MariadbGTIDSet); ok {
@@ -177,13 +180,37 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			t.startTxn()
 		}
 	case *replication.GTIDEvent:
-		// MySQL: a BEGIN query event follows for transactions, nothing for DDL.
+		// MySQL: a BEGIN query event follows for transactions, nothing for DDL. The GTID is
+		// tracked here rather than taken from go-mysql's GSet, which events inside a compressed
+		// transaction payload do not carry.
+		if t.pos.Flavor == FlavorMySQL && !anonymous(e.SID) {
+			next, err := e.GTIDNext()
+			if err != nil {
+				return nil, fmt.Errorf("decode GTID event at %s: %w", t.pos, err)
+			}
+			if err := t.pos.GTID.Update(next.String()); err != nil {
+				return nil, fmt.Errorf("add GTID %s to %s: %w", next, t.pos, err)
+			}
+		}
 	case *replication.QueryEvent:
 		return t.query(ev, e)
-	case *replication.XIDEvent:
-		if e.GSet != nil && t.pos.Flavor == FlavorMySQL {
-			t.pos.GTID = e.GSet
+	case *replication.TransactionPayloadEvent:
+		// MySQL binlog_transaction_compression: a whole transaction inside one event. The inner
+		// events carry no end position; the payload's own is where the transaction ends.
+		if t.pos.Flavor == FlavorFilePos && h.LogPos > 0 {
+			t.pos.Offset = h.LogPos
 		}
+		var all []*event.Event
+		for _, inner := range e.Events {
+			out, err := t.translate(inner)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, out...)
+		}
+		t.out = append(t.out[:0], all...)
+		return t.out, nil
+	case *replication.XIDEvent:
 		t.commit(h)
 	case *replication.TableMapEvent:
 		schema, name := string(e.Schema), string(e.Table)
@@ -219,9 +246,6 @@ func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEven
 		t.advanceFilePos(h)
 		return t.out, nil
 	case strings.EqualFold(q, "COMMIT"):
-		if e.GSet != nil && t.pos.Flavor == FlavorMySQL {
-			t.pos.GTID = e.GSet
-		}
 		t.advanceFilePos(h)
 		t.commit(h)
 		return t.out, nil
@@ -232,13 +256,10 @@ func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEven
 	}
 	// A statement of its own: DDL or a standalone event group.
 	t.standalone = false
-	if e.GSet != nil && t.pos.Flavor == FlavorMySQL {
-		t.pos.GTID = e.GSet
-	}
 	t.advanceFilePos(h)
 	t.syncMariaPos()
 	schema := string(e.Schema)
-	if schema == t.filter.DB() && e.ErrorCode == 0 {
+	if e.ErrorCode == 0 && t.changesReplicated(q, schema) {
 		t.emit(&event.Event{Type: event.DDL, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Schema: schema, Query: q, Size: int(h.EventSize)})
 		// Table ids may be reused with new definitions after DDL; forget them.
 		clear(t.tables)
@@ -246,6 +267,21 @@ func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEven
 		t.emit(&event.Event{Type: event.Skip, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
 	}
 	return t.out, nil
+}
+
+// changesReplicated reports whether the statement q, run with default schema schema, changes the
+// definition of a replicated table.
+func (t *translator) changesReplicated(q, schema string) bool {
+	tables, ok := ddlTables(q, schema)
+	if !ok {
+		return false
+	}
+	for _, tr := range tables {
+		if t.filter.Match(tr.schema, tr.name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *translator) startTxn() {
@@ -355,4 +391,15 @@ func ServerIDFor(workflow string) uint32 {
 	}
 	// Keep clear of small ids that operators give their real servers.
 	return 1000000 + h%1000000000
+}
+
+// anonymous reports whether a MySQL GTID event is an anonymous transaction's (gtid_mode
+// OFF_PERMISSIVE or ON_PERMISSIVE): its all-zero server id is no GTID to record.
+func anonymous(sid []byte) bool {
+	for _, b := range sid {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }
