@@ -90,6 +90,9 @@ func (s *Store) Init(ctx context.Context) error {
   transaction_timestamp bigint NOT NULL DEFAULT 0,
   time_heartbeat bigint NOT NULL DEFAULT 0,
   options mediumblob NOT NULL,
+  owner varbinary(255) NOT NULL DEFAULT '',
+  epoch bigint unsigned NOT NULL DEFAULT 0,
+  lease_until bigint NOT NULL DEFAULT 0,
   PRIMARY KEY (id),
   UNIQUE KEY workflow (workflow)
 ) ENGINE=InnoDB`,
@@ -109,6 +112,30 @@ func (s *Store) Init(ctx context.Context) error {
 	for _, q := range stmts {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create workflow tables in %s: %w", s.sidecar, err)
+		}
+	}
+	return s.addMissingColumns(ctx)
+}
+
+// addedColumns are columns later versions added to vreplication, with their definitions, so that
+// Init upgrades a record table an older vplayer created.
+var addedColumns = [][2]string{
+	{"owner", "varbinary(255) NOT NULL DEFAULT ''"},
+	{"epoch", "bigint unsigned NOT NULL DEFAULT 0"},
+	{"lease_until", "bigint NOT NULL DEFAULT 0"},
+}
+
+func (s *Store) addMissingColumns(ctx context.Context) error {
+	for _, c := range addedColumns {
+		var n int
+		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'vreplication' AND COLUMN_NAME = ?", s.sidecar, c[0]).Scan(&n); err != nil {
+			return fmt.Errorf("check workflow table columns: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := s.db.ExecContext(ctx, "ALTER TABLE "+s.table("vreplication")+" ADD COLUMN "+sqlq.Ident(c[0])+" "+c[1]); err != nil {
+			return fmt.Errorf("add column %s to %s: %w", c[0], s.table("vreplication"), err)
 		}
 	}
 	return nil
@@ -282,3 +309,6 @@ func (s *Store) HeartbeatSQL(id int64, now int64) string {
 	n := strconv.FormatInt(now, 10)
 	return "UPDATE " + s.table("vreplication") + " SET message = '', time_heartbeat = " + n + ", time_updated = " + n + " WHERE id = " + strconv.FormatInt(id, 10)
 }
+
+// DB returns the store's pool.
+func (s *Store) DB() *sql.DB { return s.db }

@@ -1,0 +1,214 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrLeaseHeld means another live process owns the workflow.
+var ErrLeaseHeld = errors.New("workflow is owned by another process")
+
+// ErrLostOwnership means the process's lease was taken over (its epoch is no longer the
+// record's): nothing more may be written for the workflow.
+var ErrLostOwnership = errors.New("lost ownership")
+
+// nowMillis is the target's clock in milliseconds: every lease time is the target's, so that
+// the clocks of the competing processes do not matter.
+const nowMillis = "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
+
+// Holder describes who owns a workflow and until when, on the target's clock.
+type Holder struct {
+	Owner string
+	Epoch uint64
+	Until time.Time
+}
+
+// Lease is ownership of one workflow record: its epoch is the fencing token that every write of
+// the owner carries.
+type Lease struct {
+	store *Store
+	id    int64
+	name  string
+	owner string
+	epoch uint64
+	ttl   time.Duration
+
+	// The keepalive: started by Keep, ended by Release or loss, never by a caller's context.
+	stop     chan struct{}
+	done     chan struct{}
+	lostCh   chan struct{}
+	lostErr  error
+	stopOnce sync.Once
+	kept     atomic.Bool
+}
+
+// Epoch returns the lease's fencing token.
+func (l *Lease) Epoch() uint64 { return l.epoch }
+
+// Owner returns the owner identity the lease was taken with.
+func (l *Lease) Owner() string { return l.owner }
+
+// TTL returns how long the lease lasts past each renewal.
+func (l *Lease) TTL() time.Duration { return l.ttl }
+
+// Acquire takes the lease of record id for owner for ttl when it is free or expired, in one
+// conditional UPDATE whose affected-row count decides; the epoch is incremented. When another
+// live owner holds it, it returns ErrLeaseHeld and who holds it.
+func (s *Store) Acquire(ctx context.Context, id int64, workflow, owner string, ttl time.Duration) (*Lease, Holder, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, Holder{}, fmt.Errorf("acquire workflow %d: %w", id, err)
+	}
+	defer conn.Close()
+	res, err := conn.ExecContext(ctx, "UPDATE "+s.table("vreplication")+
+		" SET owner = ?, epoch = LAST_INSERT_ID(epoch + 1), lease_until = "+nowMillis+" + ?"+
+		" WHERE id = ? AND (owner = '' OR lease_until < "+nowMillis+")", owner, ttl.Milliseconds(), id)
+	if err != nil {
+		return nil, Holder{}, fmt.Errorf("acquire workflow %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		h, err := s.holder(ctx, id)
+		if err != nil {
+			return nil, Holder{}, err
+		}
+		return nil, h, fmt.Errorf("%w %s until %s", ErrLeaseHeld, h.Owner, h.Until.UTC().Format(time.RFC3339Nano))
+	}
+	var epoch uint64
+	if err := conn.QueryRowContext(ctx, "SELECT LAST_INSERT_ID()").Scan(&epoch); err != nil {
+		return nil, Holder{}, fmt.Errorf("acquire workflow %d: read epoch: %w", id, err)
+	}
+	return &Lease{store: s, id: id, name: workflow, owner: owner, epoch: epoch, ttl: ttl,
+		stop: make(chan struct{}), done: make(chan struct{}), lostCh: make(chan struct{})}, Holder{Owner: owner, Epoch: epoch}, nil
+}
+
+// holder reads who owns record id.
+func (s *Store) holder(ctx context.Context, id int64) (Holder, error) {
+	var h Holder
+	var until int64
+	err := s.db.QueryRowContext(ctx, "SELECT owner, epoch, lease_until FROM "+s.table("vreplication")+" WHERE id = ?", id).Scan(&h.Owner, &h.Epoch, &until)
+	if err != nil {
+		return h, fmt.Errorf("read owner of workflow %d: %w", id, err)
+	}
+	h.Until = time.UnixMilli(until)
+	return h, nil
+}
+
+// Renew extends the lease by its ttl from now on the target's clock, if it is still ours.
+// It returns an error wrapping ErrLostOwnership when the epoch moved on.
+func (l *Lease) Renew(ctx context.Context) error {
+	res, err := l.store.db.ExecContext(ctx, "UPDATE "+l.store.table("vreplication")+
+		" SET lease_until = "+nowMillis+" + ? WHERE id = ? AND epoch = ?", l.ttl.Milliseconds(), l.id, l.epoch)
+	if err != nil {
+		return fmt.Errorf("renew lease of workflow %d: %w", l.id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	return l.lost(ctx)
+}
+
+// lost returns the ownership-loss error naming the new owner, or nil when the record still
+// carries our epoch (an update that changed nothing reports no affected row).
+func (l *Lease) lost(ctx context.Context) error {
+	h, err := l.store.holder(ctx, l.id)
+	if err != nil {
+		return err
+	}
+	if h.Epoch == l.epoch {
+		return nil
+	}
+	return l.LostTo(h.Owner)
+}
+
+// LostTo returns the error for losing the lease to owner.
+func (l *Lease) LostTo(owner string) error {
+	return &LostError{Workflow: l.name, Owner: owner}
+}
+
+// Check returns an error wrapping ErrLostOwnership unless the record still carries our epoch.
+func (l *Lease) Check(ctx context.Context) error { return l.lost(ctx) }
+
+// Keep starts the keepalive: one goroutine that renews the lease every third of its ttl until
+// Release, or until the lease is lost, which closes Lost. Its lifetime is the lease's: no
+// caller's context can end it, so a cancelled request never drops a lease while work goes on.
+// A renewal that fails for a reason other than loss (the target unreachable) is retried; the
+// lease then simply expires on the target's clock, and the fenced writes keep this process from
+// writing after someone else took over.
+func (l *Lease) Keep() {
+	if !l.kept.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(l.ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+			err := l.Renew(ctx)
+			cancel()
+			if errors.Is(err, ErrLostOwnership) {
+				l.lostErr = err
+				close(l.lostCh)
+				return
+			}
+		}
+	}()
+}
+
+// Lost is closed when the keepalive found the lease taken over; Err then says by whom.
+func (l *Lease) Lost() <-chan struct{} { return l.lostCh }
+
+// Err returns the loss error once Lost is closed, else nil.
+func (l *Lease) Err() error {
+	select {
+	case <-l.lostCh:
+		return l.lostErr
+	default:
+		return nil
+	}
+}
+
+// Release stops the keepalive and gives the lease up, if it is still ours. It uses its own short
+// deadline: releasing must not depend on the context of whatever is stopping.
+func (l *Lease) Release() error {
+	l.stopOnce.Do(func() { close(l.stop) })
+	if l.kept.Load() {
+		<-l.done
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := l.store.db.ExecContext(ctx, "UPDATE "+l.store.table("vreplication")+
+		" SET owner = '', lease_until = 0 WHERE id = ? AND epoch = ?", l.id, l.epoch)
+	if err != nil {
+		return fmt.Errorf("release lease of workflow %d: %w", l.id, err)
+	}
+	return nil
+}
+
+// FenceSQL returns the condition that fences a statement on the record: "epoch = <ours>".
+func (l *Lease) FenceSQL() string {
+	return "epoch = " + strconv.FormatUint(l.epoch, 10)
+}
+
+// LostError says who took a workflow over.
+type LostError struct {
+	Workflow string
+	Owner    string
+}
+
+func (e *LostError) Error() string {
+	return fmt.Sprintf("lost ownership of workflow %s to %s", e.Workflow, e.Owner)
+}
+
+// Unwrap makes errors.Is(err, ErrLostOwnership) hold.
+func (e *LostError) Unwrap() error { return ErrLostOwnership }

@@ -1,0 +1,128 @@
+package workflow_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
+	"github.com/vplayer/vplayer/workflow"
+)
+
+func leaseStore(t *testing.T) (*workflow.Store, workflow.Record) {
+	t.Helper()
+	_, target := mysqltest.Pair(t)
+	name := mysqltest.DBName(t)
+	db := mysqltest.DB(t, target, name)
+	store := workflow.New(db, name+"_vt")
+	t.Cleanup(func() { db.Exec("DROP DATABASE IF EXISTS " + name + "_vt") })
+	ctx := context.Background()
+	if err := store.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := store.Create(ctx, workflow.Record{Workflow: "wf", Source: "{}", Pos: "MariaDB/0-1-1", Options: "{}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, rec
+}
+
+// TestLease_acquireExclusive: one conditional UPDATE decides; a second owner is refused and told
+// who holds it; after expiry the second owner takes over with a higher epoch, and the first
+// owner's renewal reports the loss naming the new owner.
+func TestLease_acquireExclusive(t *testing.T) {
+	store, rec := leaseStore(t)
+	ctx := context.Background()
+	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", 600*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, h, err := store.Acquire(ctx, rec.ID, "wf", "owner-b", time.Second)
+	if !errors.Is(err, workflow.ErrLeaseHeld) || h.Owner != "owner-a" {
+		t.Fatalf("second Acquire = %v, holder %q; want ErrLeaseHeld by owner-a", err, h.Owner)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var b *workflow.Lease
+	for b == nil && time.Now().Before(deadline) {
+		if b, _, err = store.Acquire(ctx, rec.ID, "wf", "owner-b", time.Second); err != nil && !errors.Is(err, workflow.ErrLeaseHeld) {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b == nil {
+		t.Fatal("owner-b never took over the expired lease")
+	}
+	if b.Epoch() <= a.Epoch() {
+		t.Errorf("epoch after takeover = %d, want above %d", b.Epoch(), a.Epoch())
+	}
+	err = a.Renew(ctx)
+	var lost *workflow.LostError
+	if !errors.As(err, &lost) || lost.Owner != "owner-b" || err.Error() != "lost ownership of workflow wf to owner-b" {
+		t.Errorf("old owner's Renew = %v, want lost ownership of workflow wf to owner-b", err)
+	}
+	if err := b.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-c", time.Second); err != nil {
+		t.Errorf("Acquire after Release = %v, want the lease free", err)
+	}
+}
+
+// TestLease_keepaliveOutlivesCallerContext: cancelling the context used to acquire the lease
+// does not end it; the keepalive renews it until Release.
+func TestLease_keepaliveOutlivesCallerContext(t *testing.T) {
+	store, rec := leaseStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	const ttl = 600 * time.Millisecond
+	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Keep()
+	cancel()
+	time.Sleep(3 * ttl) // well past the ttl: only renewals keep it
+	if _, h, err := store.Acquire(context.Background(), rec.ID, "wf", "owner-b", ttl); !errors.Is(err, workflow.ErrLeaseHeld) || h.Owner != "owner-a" {
+		t.Fatalf("Acquire by another owner 3 ttl after the caller's context ended = %v (holder %q), want ErrLeaseHeld by owner-a", err, h.Owner)
+	}
+	if err := a.Err(); err != nil {
+		t.Errorf("lease reports %v, want still held", err)
+	}
+	if err := a.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Acquire(context.Background(), rec.ID, "wf", "owner-b", ttl); err != nil {
+		t.Errorf("Acquire after Release = %v, want the lease free", err)
+	}
+}
+
+// TestLease_keepaliveReportsLoss: when another owner took over (the old one was frozen past its
+// ttl), the keepalive closes Lost with the new owner named.
+func TestLease_keepaliveReportsLoss(t *testing.T) {
+	store, rec := leaseStore(t)
+	ctx := context.Background()
+	const ttl = 600 * time.Millisecond
+	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Simulate a frozen owner: expire the lease on the target without a renewal.
+	if _, err := store.DB().ExecContext(ctx, "UPDATE "+store.Sidecar()+".vreplication SET lease_until = 0 WHERE id = ?", rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-b", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	a.Keep()
+	select {
+	case <-a.Lost():
+	case <-time.After(5 * ttl):
+		t.Fatal("keepalive did not report the loss")
+	}
+	if err := a.Err(); !errors.Is(err, workflow.ErrLostOwnership) {
+		t.Errorf("Err = %v, want ErrLostOwnership", err)
+	}
+	if err := a.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
