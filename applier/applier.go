@@ -62,6 +62,9 @@ type Config struct {
 	// Store is the workflow record store, ID the workflow's record id.
 	Store *workflow.Store
 	ID    int64
+	// Lease, when set, fences every position and heartbeat write with its epoch: a write on a
+	// record another process took over fails, and its batch with it, before COMMIT.
+	Lease *workflow.Lease
 	// TargetDB is the database the replicated tables live in on the target.
 	TargetDB string
 	// OnDDL is one of the OnDDL policies; empty means ignore.
@@ -410,6 +413,9 @@ func (a *Applier) flush(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if workflow.IsFenceViolation(err) {
+			return fmt.Errorf("%w: %w", workflow.ErrFenced, err)
+		}
 		return fmt.Errorf("apply %s: %w", shape, err)
 	}
 	return nil
@@ -424,7 +430,7 @@ func (a *Applier) commit(ctx context.Context) error {
 		return err
 	}
 	now := a.cfg.Now()
-	a.b.add("", a.cfg.Store.PositionSQL(a.cfg.ID, a.pos, now.Unix(), a.txTime))
+	a.b.add("", a.positionSQL(now))
 	if a.cfg.BeforeCommit != nil {
 		if err := a.flush(ctx); err != nil {
 			return err
@@ -469,7 +475,7 @@ func (a *Applier) commitAndStop(ctx context.Context) error {
 	if err := a.commit(ctx); err != nil {
 		return err
 	}
-	if err := a.cfg.Store.SetState(ctx, a.cfg.ID, workflow.StateStopped, "Stopped at position "+a.pos); err != nil {
+	if err := a.setState(ctx, workflow.StateStopped, "Stopped at position "+a.pos); err != nil {
 		return err
 	}
 	a.stopped = true
@@ -495,7 +501,14 @@ func (a *Applier) idle(ctx context.Context) error {
 	}
 	if hb := a.cfg.Heartbeat; hb != nil && hb.Due(now) {
 		return hb.Record(ctx, now, func(ctx context.Context) error {
-			_, err := a.conn.ExecContext(ctx, a.cfg.Store.HeartbeatSQL(a.cfg.ID, now.Unix()))
+			q := a.cfg.Store.HeartbeatSQL(a.cfg.ID, now.Unix())
+			if a.cfg.Lease != nil {
+				q = a.cfg.Lease.HeartbeatSQL(now.Unix())
+			}
+			_, err := a.conn.ExecContext(ctx, q)
+			if workflow.IsFenceViolation(err) {
+				return fmt.Errorf("%w: %w", workflow.ErrFenced, err)
+			}
 			return err
 		})
 	}
@@ -510,7 +523,7 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 		if err := a.savePos(ctx); err != nil {
 			return err
 		}
-		if err := a.cfg.Store.SetState(ctx, a.cfg.ID, workflow.StateStopped, "Stopped at DDL "+e.Query); err != nil {
+		if err := a.setState(ctx, workflow.StateStopped, "Stopped at DDL "+e.Query); err != nil {
 			return err
 		}
 		a.stopped = true
@@ -538,6 +551,9 @@ func (a *Applier) savePos(ctx context.Context) error {
 
 // IsTerminal reports whether err is a target error that retrying cannot fix.
 func IsTerminal(err error) bool {
+	if errors.Is(err, workflow.ErrFenced) {
+		return false
+	}
 	if errors.Is(err, ErrSchemaDrift) {
 		return true
 	}
@@ -569,4 +585,20 @@ func ddlShape(q string) string {
 		f = f[:4]
 	}
 	return strings.Join(f, " ")
+}
+
+// positionSQL is the statement that records a.pos, fenced by the lease when there is one.
+func (a *Applier) positionSQL(now time.Time) string {
+	if a.cfg.Lease != nil {
+		return a.cfg.Lease.PositionSQL(a.pos, now.Unix(), a.txTime)
+	}
+	return a.cfg.Store.PositionSQL(a.cfg.ID, a.pos, now.Unix(), a.txTime)
+}
+
+// setState records a state change, fenced by the lease when there is one.
+func (a *Applier) setState(ctx context.Context, state, msg string) error {
+	if a.cfg.Lease != nil {
+		return a.cfg.Lease.SetState(ctx, state, msg)
+	}
+	return a.cfg.Store.SetState(ctx, a.cfg.ID, state, msg)
 }

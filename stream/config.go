@@ -47,6 +47,10 @@ type Config struct {
 	ServerID              uint32
 	// Options is the JSON of the settings in force, stored in the record.
 	Options string
+	// LeaseTTL is how long the workflow lease lasts past each renewal (default DefaultLeaseTTL);
+	// Owner identifies this process in the lease (default DefaultOwner()).
+	LeaseTTL time.Duration
+	Owner    string
 
 	Logger *slog.Logger
 	// BeforeCommit is the applier's fault-injection hook, for tests.

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/vplayer/vplayer/workflow"
@@ -11,13 +12,12 @@ import (
 // record's row may be locked (a heartbeat stall is exactly that), so the error path hands the
 // message over without waiting, and the row gets it as soon as it can be written.
 type messenger struct {
-	store *workflow.Store
-	id    int64
-	next  chan string // capacity 1: the newest message wins
+	lease *workflow.Lease // writes are fenced: a stream that lost its workflow writes nothing
+	next  chan string     // capacity 1: the newest message wins
 }
 
-func newMessenger(store *workflow.Store, id int64) *messenger {
-	return &messenger{store: store, id: id, next: make(chan string, 1)}
+func newMessenger(lease *workflow.Lease) *messenger {
+	return &messenger{lease: lease, next: make(chan string, 1)}
 }
 
 // set hands msg to the writer without blocking, replacing a message not yet written.
@@ -46,7 +46,8 @@ func (m *messenger) run(ctx context.Context) {
 		case msg = <-m.next:
 		}
 		for ctx.Err() == nil {
-			if err := m.store.SetMessage(ctx, m.id, msg); err == nil {
+			err := m.lease.SetMessage(ctx, msg)
+			if err == nil || errors.Is(err, workflow.ErrLostOwnership) {
 				break
 			}
 			select {

@@ -2,10 +2,13 @@ package stream
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +54,7 @@ type Stream struct {
 	stop   binlog.Position
 	id     int64
 	msg    *messenger
+	lease  *workflow.Lease
 
 	reported atomic.Bool // the current attempt's error was reported
 
@@ -82,8 +86,22 @@ func (s *Stream) Run(ctx context.Context) error {
 	if err := s.prepare(ctx); err != nil {
 		return err
 	}
+	lease, err := s.acquire(ctx)
+	if err != nil || lease == nil {
+		return err // nil: stopped while waiting as a standby
+	}
+	s.lease = lease
+	lease.Keep()
+	defer func() {
+		if err := lease.Release(); err != nil {
+			s.log.Warn("could not release the workflow lease; it expires by itself", "error", err)
+		}
+	}()
+	if err := s.store.Configure(ctx, s.id, s.sourceJSON(), s.cfg.Options, s.stopString()); err != nil {
+		return err
+	}
 	mctx, stopMessenger := context.WithCancel(context.WithoutCancel(ctx))
-	s.msg = newMessenger(s.store, s.id)
+	s.msg = newMessenger(lease)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -113,6 +131,9 @@ func (s *Stream) Run(ctx context.Context) error {
 		}
 		if err == nil {
 			err = errors.New("stream ended unexpectedly")
+		}
+		if errors.Is(err, workflow.ErrFenced) || errors.Is(err, workflow.ErrLostOwnership) {
+			return s.lost(err)
 		}
 		if !s.reported.Load() {
 			s.report(err)
@@ -194,13 +215,13 @@ func (s *Stream) attempt(ctx context.Context) error {
 	}
 	if !s.stop.IsZero() && start.Contains(s.stop) {
 		msg := "Stopped at position " + rec.Pos
-		if err := s.store.SetState(ctx, s.id, workflow.StateStopped, msg); err != nil {
+		if err := s.lease.SetState(ctx, workflow.StateStopped, msg); err != nil {
 			return err
 		}
 		return applier.ErrStopPosition
 	}
 	if rec.State != workflow.StateRunning {
-		if err := s.store.SetState(ctx, s.id, workflow.StateRunning, rec.Message); err != nil {
+		if err := s.lease.SetState(ctx, workflow.StateRunning, rec.Message); err != nil {
 			return err
 		}
 		s.log.Info("workflow running", "state", workflow.StateRunning, "pos", rec.Pos)
@@ -232,6 +253,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		DB:           s.cfg.Target,
 		Store:        s.store,
 		ID:           s.id,
+		Lease:        s.lease,
 		TargetDB:     s.cfg.TargetDB,
 		OnDDL:        s.cfg.OnDDL,
 		StopAt:       stopAt,
@@ -267,6 +289,14 @@ func (s *Stream) attempt(ctx context.Context) error {
 	g.Go(func() error { return first(app.Run(gctx, relay, rec.Pos)) })
 	g.Go(func() error { return first(dog.Run(gctx)) })
 	g.Go(func() error { return first(s.watchStop(gctx)) })
+	g.Go(func() error {
+		select {
+		case <-s.lease.Lost():
+			return s.lease.Err()
+		case <-gctx.Done():
+			return nil
+		}
+	})
 	err = g.Wait()
 	relay.Close()
 	if err == nil && ctx.Err() == nil {
@@ -334,7 +364,63 @@ func (s *Stream) prepare(ctx context.Context) error {
 		}
 	}
 	s.id = rec.ID
-	return s.store.Configure(ctx, rec.ID, s.sourceJSON(), s.cfg.Options, s.stopString())
+	return nil
+}
+
+// acquire takes the workflow's lease, waiting as a standby while another live process owns it,
+// and logging who owns it and until when each time that changes. It returns nil, nil when ctx
+// ends while waiting.
+func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
+	ttl := s.cfg.LeaseTTL
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	owner := s.cfg.Owner
+	if owner == "" {
+		owner = DefaultOwner()
+	}
+	var last workflow.Holder
+	for {
+		lease, h, err := s.store.Acquire(ctx, s.id, s.cfg.Workflow, owner, ttl)
+		switch {
+		case err == nil:
+			s.log.Info("workflow lease acquired", "owner", owner, "epoch", lease.Epoch(), "ttl", ttl)
+			return lease, nil
+		case !errors.Is(err, workflow.ErrLeaseHeld):
+			if ctx.Err() != nil {
+				return nil, nil
+			}
+			return nil, err
+		}
+		if h.Owner != last.Owner || h.Epoch != last.Epoch {
+			s.log.Info("workflow owned by another process; waiting as a standby", "owner", h.Owner, "until", h.Until.UTC().Format(time.RFC3339Nano))
+			last = h
+		}
+		t := time.NewTimer(min(ttl/2, time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-t.C:
+		}
+	}
+}
+
+// lost ends the stream after its lease was taken over: it logs who owns the workflow now and
+// writes nothing more (every write would be fenced).
+func (s *Stream) lost(cause error) error {
+	err := cause
+	if !errors.Is(err, workflow.ErrLostOwnership) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if lerr := s.lease.Check(ctx); lerr != nil {
+			err = lerr
+		} else {
+			err = fmt.Errorf("%w: %w", workflow.ErrLostOwnership, cause)
+		}
+	}
+	s.log.Error(err.Error())
+	return err
 }
 
 func (s *Stream) stopString() string {
@@ -396,7 +482,7 @@ func (s *Stream) setState(state, msg string) {
 	s.notifyState(state)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := s.store.SetState(ctx, s.id, state, msg); err != nil {
+	if err := s.lease.SetState(ctx, state, msg); err != nil {
 		s.log.Warn("could not record the workflow state", "state", state, "error", err)
 	}
 }
@@ -404,7 +490,7 @@ func (s *Stream) setState(state, msg string) {
 func (s *Stream) setMessage(msg string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := s.store.SetMessage(ctx, s.id, msg); err != nil {
+	if err := s.lease.SetMessage(ctx, msg); err != nil {
 		s.log.Warn("could not record the error in the workflow's message", "error", err)
 	}
 }
@@ -421,4 +507,15 @@ func (s *Stream) notifyState(state string) {
 	if s.cfg.OnState != nil {
 		s.cfg.OnState(state)
 	}
+}
+
+// DefaultLeaseTTL is the workflow lease's default time to live.
+const DefaultLeaseTTL = 10 * time.Second
+
+// DefaultOwner identifies this process as a lease owner: host, pid and a random id.
+func DefaultOwner() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }

@@ -42,7 +42,7 @@ func TestErrorKey(t *testing.T) {
 }
 
 func TestMessenger_setKeepsNewest(t *testing.T) {
-	m := newMessenger(nil, 1)
+	m := newMessenger(nil)
 	for i := 0; i < 100; i++ {
 		m.set(fmt.Sprintf("message %d", i)) // must never block
 	}

@@ -5,13 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // ErrLeaseHeld means another live process owns the workflow.
 var ErrLeaseHeld = errors.New("workflow is owned by another process")
+
+// ErrFenced means a write carrying the lease's epoch found another epoch on the record: the
+// write failed and its transaction must be rolled back.
+var ErrFenced = errors.New("write fenced: the workflow record has a newer owner")
 
 // ErrLostOwnership means the process's lease was taken over (its epoch is no longer the
 // record's): nothing more may be written for the workflow.
@@ -212,3 +219,48 @@ func (e *LostError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrLostOwnership) hold.
 func (e *LostError) Unwrap() error { return ErrLostOwnership }
+
+// PositionSQL is Store.PositionSQL fenced by the lease's epoch: on a record another owner took
+// over, the statement fails, aborting its batch before COMMIT.
+func (l *Lease) PositionSQL(pos string, now, txTime int64) string {
+	return l.store.positionSQL(l.id, pos, now, txTime, l.epoch)
+}
+
+// HeartbeatSQL is Store.HeartbeatSQL fenced by the lease's epoch.
+func (l *Lease) HeartbeatSQL(now int64) string {
+	return l.store.heartbeatSQL(l.id, now, l.epoch)
+}
+
+// IsFenceViolation reports whether err is the server's answer to a fenced write on a record
+// whose epoch moved on: the NOT NULL pos or time_heartbeat set to NULL.
+func IsFenceViolation(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1048 { // column cannot be null
+		return false
+	}
+	return strings.Contains(me.Message, "'pos'") || strings.Contains(me.Message, "'time_heartbeat'")
+}
+
+// SetState sets the record's state and message if the lease is still ours.
+func (l *Lease) SetState(ctx context.Context, state, message string) error {
+	return l.update(ctx, "state = ?, message = ?, time_updated = UNIX_TIMESTAMP()", state, Truncate(message))
+}
+
+// SetMessage sets the record's message if the lease is still ours.
+func (l *Lease) SetMessage(ctx context.Context, message string) error {
+	return l.update(ctx, "message = ?", Truncate(message))
+}
+
+func (l *Lease) update(ctx context.Context, set string, args ...any) error {
+	res, err := l.store.db.ExecContext(ctx, "UPDATE "+l.store.table("vreplication")+" SET "+set+" WHERE id = ? AND epoch = ?", append(args, l.id, l.epoch)...)
+	if err != nil {
+		return fmt.Errorf("update workflow %s: %w", l.name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	if err := l.lost(ctx); err != nil {
+		return err
+	}
+	return nil
+}

@@ -267,11 +267,18 @@ func (s *Store) AddLog(ctx context.Context, id int64, typ, state, message string
 // just before COMMIT. now and txTime are unix seconds. It clears the message: the stream is
 // making progress.
 func (s *Store) PositionSQL(id int64, pos string, now, txTime int64) string {
+	return s.positionSQL(id, pos, now, txTime, 0)
+}
+
+// positionSQL is PositionSQL fenced by epoch when epoch is not zero: on a record whose epoch
+// moved on, the statement fails (it would set the NOT NULL pos to NULL) and so aborts the batch
+// it is in before that batch's COMMIT, in the same round trip.
+func (s *Store) positionSQL(id int64, pos string, now, txTime int64, epoch uint64) string {
 	var b strings.Builder
 	b.WriteString("UPDATE ")
 	b.WriteString(s.table("vreplication"))
 	b.WriteString(" SET message = '', pos = ")
-	b.WriteString(sqlq.String(pos))
+	b.WriteString(fenced(sqlq.String(pos), epoch))
 	b.WriteString(", time_updated = ")
 	b.WriteString(strconv.FormatInt(now, 10))
 	if txTime > 0 {
@@ -281,6 +288,14 @@ func (s *Store) PositionSQL(id int64, pos string, now, txTime int64) string {
 	b.WriteString(" WHERE id = ")
 	b.WriteString(strconv.FormatInt(id, 10))
 	return b.String()
+}
+
+// fenced wraps value so that it is NULL unless the record's epoch is epoch (0: no fence).
+func fenced(value string, epoch uint64) string {
+	if epoch == 0 {
+		return value
+	}
+	return "IF(epoch = " + strconv.FormatUint(epoch, 10) + ", " + value + ", NULL)"
 }
 
 // Truncate cuts msg in the middle to at most MaxMessageBytes, so that its start and its tail
@@ -306,8 +321,12 @@ func Truncate(msg string) string {
 // HeartbeatSQL returns the statement that records a heartbeat at now (unix seconds). It clears the
 // message: recording a heartbeat is progress.
 func (s *Store) HeartbeatSQL(id int64, now int64) string {
+	return s.heartbeatSQL(id, now, 0)
+}
+
+func (s *Store) heartbeatSQL(id int64, now int64, epoch uint64) string {
 	n := strconv.FormatInt(now, 10)
-	return "UPDATE " + s.table("vreplication") + " SET message = '', time_heartbeat = " + n + ", time_updated = " + n + " WHERE id = " + strconv.FormatInt(id, 10)
+	return "UPDATE " + s.table("vreplication") + " SET message = '', time_heartbeat = " + fenced(n, epoch) + ", time_updated = " + n + " WHERE id = " + strconv.FormatInt(id, 10)
 }
 
 // DB returns the store's pool.

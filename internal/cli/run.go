@@ -34,6 +34,7 @@ type runFlags struct {
 	relayMaxSize, relayMaxItems                  int
 	onDDL, metricsAddr, logFormat, sidecar       string
 	serverID                                     uint32
+	leaseTTL                                     time.Duration
 }
 
 func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
@@ -61,6 +62,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.Uint32Var(&f.serverID, "server-id", 0, "replica server id to register with the source (default: derived from the workflow name)")
 	fs.StringVar(&f.sidecar, "sidecar-db", "_vt", "target database holding the vreplication record tables")
+	fs.DurationVar(&f.leaseTTL, "lease-ttl", stream.DefaultLeaseTTL, "workflow ownership lease: a standby takes over this long after the owner stops renewing it")
 	return fs, f
 }
 
@@ -86,6 +88,9 @@ func (f *runFlags) validate() error {
 	}
 	if f.retryDelay < 0 {
 		return usagef("--retry-delay is %v: it must not be negative", f.retryDelay)
+	}
+	if f.leaseTTL < time.Second {
+		return usagef("--lease-ttl is %v: it must be at least 1s", f.leaseTTL)
 	}
 	if f.maxRetryTime < 0 {
 		return usagef("--max-time-to-retry-on-error is %v: it must not be negative", f.maxRetryTime)
@@ -202,6 +207,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		MaxTimeToRetryOnError: f.maxRetryTime,
 		OnDDL:                 f.onDDL,
 		ServerID:              serverID,
+		LeaseTTL:              f.leaseTTL,
 		Options:               f.optionsJSON(targetDB, serverID),
 		Logger:                logger,
 	}
