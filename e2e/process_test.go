@@ -44,10 +44,16 @@ func (s *syncBuffer) String() string {
 // startVplayer runs `vplayer run` for this env with extra flags.
 func (e *env) startVplayer(extra ...string) *proc {
 	e.t.Helper()
+	return e.startVplayerTarget(e.target.DSN(e.db), extra...)
+}
+
+// startVplayerTarget is startVplayer with another target DSN (through a proxy, say).
+func (e *env) startVplayerTarget(target string, extra ...string) *proc {
+	e.t.Helper()
 	args := []string{"run",
 		"--workflow", e.workflow,
 		"--source", e.source.DSN(e.db),
-		"--target", e.target.DSN(e.db),
+		"--target", target,
 		"--retry-delay", "200ms",
 	}
 	args = append(args, extra...)

@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vplayer/vplayer/internal/workload"
+)
+
+const leaseTTL = 2 * time.Second
+
+// owner returns the record's lease owner and epoch.
+func (e *env) owner() (string, uint64) {
+	e.t.Helper()
+	var owner string
+	var epoch uint64
+	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT owner, epoch FROM _vt.vreplication WHERE workflow = ?", e.workflow).Scan(&owner, &epoch); err != nil {
+		e.t.Fatal(err)
+	}
+	return owner, epoch
+}
+
+// waitOutput waits until the process printed want.
+func (p *proc) waitOutput(want string, timeout time.Duration) {
+	p.t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(p.out.String(), want) {
+			return
+		}
+	}
+	p.t.Fatalf("process did not print %q within %v; output:\n%s", want, timeout, p.out.String())
+}
+
+// waitEpochAbove waits until the record's epoch is above epoch and returns when it was seen.
+func (e *env) waitEpochAbove(epoch uint64, timeout time.Duration) time.Time {
+	e.t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, got := e.owner(); got > epoch {
+			return time.Now()
+		}
+	}
+	e.t.Fatalf("no takeover (epoch still %d) within %v", epoch, timeout)
+	return time.Time{}
+}
+
+// runWorkload runs a source workload until the returned stop is called.
+func (e *env) runWorkload(seed uint64) (stop func()) {
+	ctx, cancel := context.WithCancel(e.ctx())
+	done := make(chan error, 1)
+	go func() { done <- workload.Run(ctx, e.src, e.db, workload.Config{Workers: 2, Rate: 400, Seed: seed}, nil) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			e.t.Error(err)
+		}
+	}
+}
+
+// TestLease_standbyTakesOverAfterKill: two processes on one workflow under a workload: one owns
+// it, the other waits as a standby; SIGKILL of the owner makes the standby take over within
+// ttl + 2s; target == source at the end.
+func TestLease_standbyTakesOverAfterKill(t *testing.T) {
+	e := newEnv(t)
+	e.createWorkload()
+	a := e.startVplayer("--lease-ttl", leaseTTL.String())
+	e.waitRunning(30 * time.Second)
+	a.waitOutput("workflow lease acquired", 10*time.Second)
+	stopLoad := e.runWorkload(7)
+	b := e.startVplayer("--lease-ttl", leaseTTL.String())
+	b.waitOutput("waiting as a standby", 10*time.Second)
+	time.Sleep(leaseTTL) // both running: the standby must keep waiting while the owner renews
+	if strings.Contains(b.out.String(), "workflow lease acquired") {
+		t.Fatalf("the standby acquired the lease while the owner was alive:\n%s", b.out.String())
+	}
+	ownerA, epochA := e.owner()
+	killed := time.Now()
+	a.signal(syscall.SIGKILL)
+	a.wait(5 * time.Second)
+	took := e.waitEpochAbove(epochA, leaseTTL+5*time.Second).Sub(killed)
+	t.Logf("standby took over %v after the owner was killed (ttl %v)", took.Round(time.Millisecond), leaseTTL)
+	if took > leaseTTL+2*time.Second {
+		t.Errorf("takeover took %v, want within ttl + 2s = %v", took, leaseTTL+2*time.Second)
+	}
+	if ownerB, _ := e.owner(); ownerB == ownerA {
+		t.Errorf("owner after takeover is still %q", ownerB)
+	}
+	stopLoad()
+	e.waitCaughtUp(60 * time.Second)
+	e.assertEqual(workload.Tables)
+	b.signal(syscall.SIGTERM)
+	if code := b.wait(10 * time.Second); code != 0 {
+		t.Errorf("standby-turned-owner exited with %d, want 0", code)
+	}
+}
+
+// TestLease_frozenOwnerIsFenced: the owner is frozen (SIGSTOP) past its lease, the standby takes
+// over and applies; the old owner, resumed, commits nothing more: its next write is fenced, it
+// logs the loss and exits. Target == source.
+func TestLease_frozenOwnerIsFenced(t *testing.T) {
+	e := newEnv(t)
+	e.createWorkload()
+	a := e.startVplayer("--lease-ttl", leaseTTL.String())
+	e.waitRunning(30 * time.Second)
+	a.waitOutput("workflow lease acquired", 10*time.Second)
+	b := e.startVplayer("--lease-ttl", leaseTTL.String())
+	b.waitOutput("waiting as a standby", 10*time.Second)
+	stopLoad := e.runWorkload(8)
+	time.Sleep(500 * time.Millisecond)
+	_, epochA := e.owner()
+	a.signal(syscall.SIGSTOP)
+	e.waitEpochAbove(epochA, leaseTTL+5*time.Second)
+	time.Sleep(time.Second) // the new owner applies while the old one is frozen
+	a.signal(syscall.SIGCONT)
+	code := a.wait(leaseTTL + 10*time.Second)
+	if code == 0 {
+		t.Errorf("the fenced old owner exited with 0, want an error exit")
+	}
+	if !strings.Contains(a.out.String(), "lost ownership of workflow "+e.workflow+" to ") {
+		t.Errorf("the old owner did not log the loss:\n%s", a.out.String())
+	}
+	stopLoad()
+	e.waitCaughtUp(60 * time.Second)
+	e.assertEqual(workload.Tables)
+	b.signal(syscall.SIGTERM)
+	b.wait(10 * time.Second)
+}
+
+// stallProxy forwards TCP connections to a target address until paused: while paused it holds
+// every connection open and moves no bytes, like a network partition.
+type stallProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	paused bool
+	resume chan struct{}
+	wg     sync.WaitGroup
+	conns  []net.Conn
+}
+
+func newStallProxy(t *testing.T, target string) *stallProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stallProxy{ln: ln, target: target, resume: make(chan struct{})}
+	p.wg.Add(1)
+	go p.accept()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *stallProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *stallProxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		u, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, u)
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(c, u)
+		go p.pipe(u, c)
+	}
+}
+
+// pipe copies src to dst in small pieces, holding each piece while the proxy is paused.
+func (p *stallProxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	buf := make([]byte, 4096)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			paused, resume := p.paused, p.resume
+			p.mu.Unlock()
+			if paused {
+				<-resume
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				dst.Close()
+			}
+			return
+		}
+	}
+}
+
+func (p *stallProxy) pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paused = true
+}
+
+func (p *stallProxy) unpause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused {
+		p.paused = false
+		close(p.resume)
+		p.resume = make(chan struct{})
+	}
+}
+
+func (p *stallProxy) close() {
+	p.unpause()
+	p.ln.Close()
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// TestLease_partitionedOwnerIsFenced: the owner's target connection stalls in a proxy (a
+// partition): it cannot renew, the standby takes over and applies; when the partition heals the
+// old owner commits nothing more and exits. Target == source.
+func TestLease_partitionedOwnerIsFenced(t *testing.T) {
+	e := newEnv(t)
+	e.createWorkload()
+	proxy := newStallProxy(t, e.target.Addr())
+	a := e.startVplayerTarget("root@tcp("+proxy.addr()+")/"+e.db, "--lease-ttl", leaseTTL.String(), "--vplayer-progress-deadline", "1m")
+	e.waitRunning(30 * time.Second)
+	a.waitOutput("workflow lease acquired", 10*time.Second)
+	b := e.startVplayer("--lease-ttl", leaseTTL.String())
+	b.waitOutput("waiting as a standby", 10*time.Second)
+	stopLoad := e.runWorkload(9)
+	time.Sleep(500 * time.Millisecond)
+	_, epochA := e.owner()
+	proxy.pause()
+	took := time.Now()
+	e.waitEpochAbove(epochA, leaseTTL+5*time.Second)
+	t.Logf("standby took over %v after the partition", time.Since(took).Round(time.Millisecond))
+	time.Sleep(time.Second)
+	proxy.unpause()
+	code := a.wait(leaseTTL + 15*time.Second)
+	if code == 0 {
+		t.Errorf("the partitioned old owner exited with 0, want an error exit")
+	}
+	if !strings.Contains(a.out.String(), "lost ownership of workflow "+e.workflow) {
+		t.Errorf("the old owner did not log the loss:\n%s", a.out.String())
+	}
+	stopLoad()
+	e.waitCaughtUp(60 * time.Second)
+	e.assertEqual(workload.Tables)
+	b.signal(syscall.SIGTERM)
+	b.wait(10 * time.Second)
+}
