@@ -53,7 +53,9 @@ func (e *env) waitEpochAbove(epoch uint64, timeout time.Duration) time.Time {
 func (e *env) runWorkload(seed uint64) (stop func()) {
 	ctx, cancel := context.WithCancel(e.ctx())
 	done := make(chan error, 1)
-	go func() { done <- workload.Run(ctx, e.src, e.db, workload.Config{Workers: 2, Rate: 400, Seed: seed}, nil) }()
+	go func() {
+		done <- workload.Run(ctx, e.src, e.db, workload.Config{Workers: 2, Rate: 400, Seed: seed}, nil)
+	}()
 	return func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -42,7 +42,11 @@ func CurrentPosition(ctx context.Context, pool *sql.DB, flavor string) (binlog.P
 func masterStatus(ctx context.Context, pool *sql.DB) (string, uint64, error) {
 	rows, err := pool.QueryContext(ctx, "SHOW MASTER STATUS")
 	if err != nil {
-		return "", 0, fmt.Errorf("read source binlog position (SHOW MASTER STATUS): %w", err)
+		// MySQL 8.4 removed SHOW MASTER STATUS for SHOW BINARY LOG STATUS.
+		var berr error
+		if rows, berr = pool.QueryContext(ctx, "SHOW BINARY LOG STATUS"); berr != nil {
+			return "", 0, fmt.Errorf("read source binlog position (SHOW MASTER STATUS): %w", err)
+		}
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
