@@ -42,7 +42,7 @@ const (
 var sessionSetup = []string{
 	"SET NAMES binary",
 	"SET SESSION time_zone = '+00:00'",
-	"SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION'",
+	"SET SESSION sql_mode = '" + sqlModeStrict + "'",
 	"SET SESSION foreign_key_checks = 0",
 }
 
@@ -529,8 +529,10 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 		a.stopped = true
 		return ErrStoppedAtDDL
 	case OnDDLExec, OnDDLExecIgnore:
+		// Run in the target database, with the names that qualify the source database pointed at
+		// the target database too.
 		a.b.add("", "USE "+sqlq.Ident(a.cfg.TargetDB))
-		a.b.add(ddlShape(e.Query), e.Query)
+		a.b.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(a.cfg.TargetDB)))
 		if err := a.flush(ctx); err != nil && a.cfg.OnDDL == OnDDLExec {
 			return err
 		} else if err != nil {
@@ -554,7 +556,7 @@ func IsTerminal(err error) bool {
 	if errors.Is(err, workflow.ErrFenced) {
 		return false
 	}
-	if errors.Is(err, ErrSchemaDrift) {
+	if errors.Is(err, ErrSchemaDrift) || errors.Is(err, ErrUnsupportedValue) {
 		return true
 	}
 	var me *mysql.MySQLError

@@ -64,8 +64,27 @@ func (b *batch) shape() string {
 	return s
 }
 
+// lenient reports whether any after image of rows needs sqlModeLenient, and if so adds the
+// statement that sets it; the caller restores strictness with strict after its statement.
+func (b *batch) lenient(t *table, rows ...event.Row) bool {
+	for _, r := range rows {
+		if needsLenient(t, t.writable, r.After) {
+			b.add("", "SET SESSION sql_mode='"+sqlModeLenient+"'")
+			return true
+		}
+	}
+	return false
+}
+
+func (b *batch) strict() {
+	b.add("", "SET SESSION sql_mode='"+sqlModeStrict+"'")
+}
+
 // appendInsert appends one multi-row INSERT for rows of t.
 func appendInsert(b *batch, t *table, rows []event.Row) error {
+	if b.lenient(t, rows...) {
+		defer b.strict()
+	}
 	b.begin(t.insertShape)
 	b.buf = append(b.buf, t.insertHead...)
 	for n, r := range rows {
@@ -94,21 +113,24 @@ func appendTuple(buf []byte, t *table, cols []int, vals []any) ([]byte, error) {
 	return append(buf, ')'), nil
 }
 
-// appendWhere appends the row-identity condition for the before image vals.
+// appendWhere appends the row-identity condition for the before image vals: key columns equal
+// to the image's (key columns are NOT NULL), or, for a table without a usable key, every column
+// matching exactly (see appendMatch) and LIMIT 1: identical rows are interchangeable.
 func appendWhere(buf []byte, t *table, vals []any) ([]byte, error) {
 	buf = append(buf, " WHERE "...)
-	op := "="
-	if t.keyKind == keyAll {
-		op = "<=>"
-	}
 	for n, i := range t.key {
 		if n > 0 {
 			buf = append(buf, " AND "...)
 		}
-		buf = append(buf, t.cols[i].quoted...)
-		buf = append(buf, op...)
 		var err error
-		if buf, err = appendValue(buf, &t.cols[i], vals[i]); err != nil {
+		if t.keyKind == keyAll {
+			buf, err = appendMatch(buf, &t.cols[i], vals[i])
+		} else {
+			buf = append(buf, t.cols[i].quoted...)
+			buf = append(buf, '=')
+			buf, err = appendValue(buf, &t.cols[i], vals[i])
+		}
+		if err != nil {
 			return buf, err
 		}
 	}
@@ -122,27 +144,35 @@ func appendWhere(buf []byte, t *table, vals []any) ([]byte, error) {
 // row found by the before image's key (so updates that change the key work).
 func appendUpdate(b *batch, t *table, rows []event.Row) error {
 	for _, r := range rows {
-		b.begin(t.updateShape)
-		b.buf = append(b.buf, "UPDATE "...)
-		b.buf = append(b.buf, t.quoted...)
-		b.buf = append(b.buf, " SET "...)
-		for n, i := range t.writable {
-			if n > 0 {
-				b.buf = append(b.buf, ',')
-			}
-			b.buf = append(b.buf, t.cols[i].quoted...)
-			b.buf = append(b.buf, '=')
-			var err error
-			if b.buf, err = appendValue(b.buf, &t.cols[i], r.After[i]); err != nil {
-				return err
-			}
-		}
-		var err error
-		if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
+		if err := appendUpdateRow(b, t, r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func appendUpdateRow(b *batch, t *table, r event.Row) error {
+	if b.lenient(t, r) {
+		defer b.strict()
+	}
+	b.begin(t.updateShape)
+	b.buf = append(b.buf, "UPDATE "...)
+	b.buf = append(b.buf, t.quoted...)
+	b.buf = append(b.buf, " SET "...)
+	for n, i := range t.writable {
+		if n > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		b.buf = append(b.buf, t.cols[i].quoted...)
+		b.buf = append(b.buf, '=')
+		var err error
+		if b.buf, err = appendValue(b.buf, &t.cols[i], r.After[i]); err != nil {
+			return err
+		}
+	}
+	var err error
+	b.buf, err = appendWhere(b.buf, t, r.Before)
+	return err
 }
 
 // appendDelete appends the deletes of rows: one DELETE ... WHERE key IN (...) when rows are
@@ -194,4 +224,23 @@ func appendDelete(b *batch, t *table, rows []event.Row) error {
 	}
 	b.buf = append(b.buf, ')')
 	return nil
+}
+
+// requalify returns the DDL statement q with each byte range of refs (the source database as a
+// qualifier, in order) replaced by db, an identifier already quoted.
+func requalify(q string, refs [][2]int, db string) string {
+	if len(refs) == 0 {
+		return q
+	}
+	out := make([]byte, 0, len(q)+len(refs)*len(db))
+	last := 0
+	for _, r := range refs {
+		if r[0] < last || r[1] > len(q) || r[0] > r[1] {
+			return q // not ranges of q: leave the statement as the source ran it
+		}
+		out = append(out, q[last:r[0]]...)
+		out = append(out, db...)
+		last = r[1]
+	}
+	return string(append(out, q[last:]...))
 }

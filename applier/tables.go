@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/sqlq"
 )
@@ -31,6 +33,7 @@ type column struct {
 	unsigned  bool
 	generated bool
 	quoted    string // backquoted name
+	length    int    // CHARACTER_OCTET_LENGTH: BINARY(n) is padded to it
 }
 
 // table is what the applier knows of one target table.
@@ -40,7 +43,9 @@ type table struct {
 	cols         []column
 	key          []int // column indexes identifying a row
 	keyKind      keyKind
-	writable     []int // non-generated column indexes
+	keyName      string // the index identifying rows, empty for keyAll
+	hasEnum      bool   // a writable ENUM column: see needsLenient
+	writable     []int  // non-generated column indexes
 	insertHead   []byte
 	deleteShape  string
 	insertShape  string
@@ -49,7 +54,7 @@ type table struct {
 
 // loadTable reads the target definition of schema.name.
 func loadTable(ctx context.Context, db *sql.DB, schema, name string) (*table, error) {
-	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA, IS_NULLABLE
+	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA, IS_NULLABLE, COALESCE(CHARACTER_OCTET_LENGTH, 0)
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, schema, name)
 	if err != nil {
 		return nil, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
@@ -60,7 +65,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	for rows.Next() {
 		var c column
 		var colType, extra, nullable string
-		if err := rows.Scan(&c.name, &c.dataType, &colType, &extra, &nullable); err != nil {
+		if err := rows.Scan(&c.name, &c.dataType, &colType, &extra, &nullable, &c.length); err != nil {
 			return nil, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
 		}
 		c.dataType = strings.ToLower(c.dataType)
@@ -83,6 +88,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	for i, c := range t.cols {
 		if !c.generated {
 			t.writable = append(t.writable, i)
+			t.hasEnum = t.hasEnum || c.dataType == "enum"
 		}
 	}
 	head := []byte("INSERT INTO " + t.quoted + " (")
@@ -153,6 +159,7 @@ FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORD
 			continue
 		}
 		t.key = key
+		t.keyName = ix.name
 		if ix.primary {
 			t.keyKind = keyPrimary
 		} else {
@@ -170,24 +177,144 @@ FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORD
 	return nil
 }
 
-// check cross-checks the binlog's table map against the target definition.
+// check cross-checks the binlog's table map against the target definition, to which columns map
+// by position: the column count, the names and the integers' signedness when the source logs
+// full row metadata, and each column's kind of type (so that columns shifted or swapped between
+// an integer and a string are caught even without names). A mismatch is ErrSchemaDrift, naming
+// the table and the columns.
 func (t *table) check(bt *event.Table) error {
+	src := sqlq.Ident(bt.Schema) + "." + sqlq.Ident(bt.Name)
 	if bt.ColumnCount != len(t.cols) {
-		return fmt.Errorf("%w on %s: the binlog row has %d columns, the target table has %d: make the target's columns match the source's, in the same order",
-			ErrSchemaDrift, t.quoted, bt.ColumnCount, len(t.cols))
+		var names string
+		if bt.ColumnNames != nil {
+			names = " (" + strings.Join(bt.ColumnNames, ", ") + ")"
+		}
+		return fmt.Errorf("%w on %s (source %s): the binlog rows have %d columns%s, the target table has %d (%s): make the target's columns match the source's, in the same order",
+			ErrSchemaDrift, t.quoted, src, bt.ColumnCount, names, len(t.cols), strings.Join(t.columnNames(), ", "))
 	}
-	if bt.ColumnNames != nil {
-		var diffs []string
-		for i, n := range bt.ColumnNames {
-			if !strings.EqualFold(n, t.cols[i].name) {
-				diffs = append(diffs, fmt.Sprintf("column %d is %s on the source but %s on the target", i+1, n, t.cols[i].name))
+	var diffs []string
+	for i, c := range t.cols {
+		if i < len(bt.ColumnNames) && !strings.EqualFold(bt.ColumnNames[i], c.name) {
+			diffs = append(diffs, fmt.Sprintf("column %d is %s on the source but %s on the target", i+1, bt.ColumnNames[i], c.name))
+			continue
+		}
+		if i < len(bt.ColumnTypes) {
+			have, want := typeFamily(c.dataType), binlogFamily(bt.ColumnTypes[i])
+			if have != "" && want != "" && have != want {
+				diffs = append(diffs, fmt.Sprintf("column %d (%s on the target) holds %s values on the source but is %s on the target", i+1, c.name, want, c.dataType))
+				continue
 			}
 		}
-		if len(diffs) > 0 {
-			return fmt.Errorf("%w on %s: %s", ErrSchemaDrift, t.quoted, strings.Join(diffs, "; "))
+		// Integers arrive as bit patterns: the target's signedness says how to read them, so it
+		// must be the source's.
+		if i < len(bt.Unsigned) && typeFamily(c.dataType) == "integer" && bt.Unsigned[i] != c.unsigned {
+			diffs = append(diffs, fmt.Sprintf("column %d (%s) is %s on the source but %s on the target", i+1, c.name, signedness(bt.Unsigned[i]), signedness(c.unsigned)))
 		}
 	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%w on %s (source %s): %s", ErrSchemaDrift, t.quoted, src, strings.Join(diffs, "; "))
+	}
 	return nil
+}
+
+func signedness(unsigned bool) string {
+	if unsigned {
+		return "unsigned"
+	}
+	return "signed"
+}
+
+func (t *table) columnNames() []string {
+	out := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		out[i] = c.name
+	}
+	return out
+}
+
+// identity describes how rows of t are found, for logs.
+func (t *table) identity() string {
+	names := make([]string, len(t.key))
+	for n, i := range t.key {
+		names[n] = t.cols[i].name
+	}
+	switch t.keyKind {
+	case keyPrimary:
+		return "primary key (" + strings.Join(names, ", ") + ")"
+	case keyUnique:
+		return "unique key " + t.keyName + " (" + strings.Join(names, ", ") + ")"
+	}
+	return "every column, one row at a time (no primary key and no unique key over NOT NULL columns)"
+}
+
+// Keyless reports whether rows of schema.name on the target are identified by every column (the
+// table has no primary key and no unique key over NOT NULL columns): each change is then applied
+// one row at a time with LIMIT 1. The stream warns about such tables at start.
+func Keyless(ctx context.Context, db *sql.DB, schema, name string) (bool, error) {
+	t, err := loadTable(ctx, db, schema, name)
+	if err != nil {
+		return false, err
+	}
+	return t.keyKind == keyAll, nil
+}
+
+// typeFamily groups target DATA_TYPEs into the kinds of value the binlog distinguishes; "" for a
+// type it does not know (MariaDB's INET6, UUID...), which is not checked.
+func typeFamily(dataType string) string {
+	switch dataType {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
+		return "integer"
+	case "float", "double", "real", "double precision":
+		return "floating-point"
+	case "decimal", "numeric":
+		return "decimal"
+	case "bit":
+		return "bit"
+	case "date":
+		return "date"
+	case "datetime", "timestamp":
+		return "date and time"
+	case "time":
+		return "time"
+	case "year":
+		return "year"
+	case "char", "varchar", "binary", "varbinary", "tinytext", "text", "mediumtext", "longtext",
+		"tinyblob", "blob", "mediumblob", "longblob", "enum", "set", "json":
+		return "string"
+	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
+		"geometrycollection", "geomcollection":
+		return "geometry"
+	}
+	return ""
+}
+
+// binlogFamily is typeFamily for a table map column type. ENUM and SET are logged as STRING, so
+// strings, ENUM and SET are one family.
+func binlogFamily(tp byte) string {
+	switch tp {
+	case mysql.MYSQL_TYPE_TINY, mysql.MYSQL_TYPE_SHORT, mysql.MYSQL_TYPE_INT24, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONGLONG:
+		return "integer"
+	case mysql.MYSQL_TYPE_FLOAT, mysql.MYSQL_TYPE_DOUBLE:
+		return "floating-point"
+	case mysql.MYSQL_TYPE_NEWDECIMAL, mysql.MYSQL_TYPE_DECIMAL:
+		return "decimal"
+	case mysql.MYSQL_TYPE_BIT:
+		return "bit"
+	case mysql.MYSQL_TYPE_DATE, mysql.MYSQL_TYPE_NEWDATE:
+		return "date"
+	case mysql.MYSQL_TYPE_DATETIME, mysql.MYSQL_TYPE_DATETIME2, mysql.MYSQL_TYPE_TIMESTAMP, mysql.MYSQL_TYPE_TIMESTAMP2:
+		return "date and time"
+	case mysql.MYSQL_TYPE_TIME, mysql.MYSQL_TYPE_TIME2:
+		return "time"
+	case mysql.MYSQL_TYPE_YEAR:
+		return "year"
+	case mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_STRING, mysql.MYSQL_TYPE_ENUM, mysql.MYSQL_TYPE_SET,
+		mysql.MYSQL_TYPE_TINY_BLOB, mysql.MYSQL_TYPE_MEDIUM_BLOB, mysql.MYSQL_TYPE_LONG_BLOB, mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_JSON:
+		return "string"
+	case mysql.MYSQL_TYPE_GEOMETRY:
+		return "geometry"
+	}
+	return ""
 }
 
 // tableCache holds target definitions, keyed by source schema and table.
@@ -215,9 +342,7 @@ func (c *tableCache) get(ctx context.Context, bt *event.Table) (*table, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.keyKind == keyAll {
-			c.logger.Warn("table has no primary key and no unique key over NOT NULL columns: rows are matched on every column, one at a time", "table", t.quoted)
-		}
+		c.logger.Debug("table definition loaded", "table", t.quoted, "row_identity", t.identity())
 		c.byName[bt.Name] = t
 	}
 	if err := t.check(bt); err != nil {

@@ -1,35 +1,73 @@
 package applier
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/shopspring/decimal"
 
 	"github.com/vplayer/vplayer/sqlq"
 )
 
+// ErrUnsupportedValue means the binlog carried a value the applier cannot write exactly. Retrying
+// cannot fix it: it is terminal.
+var ErrUnsupportedValue = errors.New("unsupported binlog value")
+
+// Session sql_mode of the applier's connection. Strict, so that a value the target's column
+// cannot hold (a narrower column, a drifted definition) is an error rather than a silent
+// truncation; invalid and zero dates allowed, because a source may hold them. sqlModeLenient is
+// the same without strictness, for the rare statement that writes a value only a non-strict
+// source could have stored (see needsLenient).
+const (
+	sqlModeStrict  = "STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
+	sqlModeLenient = "NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
+)
+
 // appendValue appends v, as the reader decoded it for column c, as an SQL literal that stores
-// exactly the source's value. Signed integers are reinterpreted for unsigned columns (the binlog
-// does not say which columns are unsigned unless the source logs full metadata).
+// exactly the source's value in c under the applier's session (SET NAMES binary, time_zone
+// +00:00, sqlModeStrict). How each type arrives from go-mysql (UseDecimal, ParseTime off,
+// TimestampStringLocation UTC) and how it is written:
+//
+//   - integers arrive signed, whatever the column: they are reinterpreted for unsigned columns
+//     (the target's definition says which), MEDIUMINT UNSIGNED on 24 bits;
+//   - BIT arrives as an int64 bit pattern and ENUM as an int64 index: written as unsigned
+//     integers, which store the bits and the index (0 is ENUM's empty-string error value: see
+//     needsLenient). SET arrives as an int64 bit pattern too, but is written signed: the server
+//     stores a SET from the bits of a negative number, and compares a SET as a signed number
+//     (the 64-member SET holding every member equals -1, never 18446744073709551615);
+//   - YEAR arrives as an int, 0 for 0000: the number 0 stores 0000 (the string '0' would be 2000);
+//   - FLOAT and DOUBLE are written in exponent form, so that the server reads a DOUBLE literal,
+//     never a DECIMAL one, with the shortest digits that give back the same float64; a FLOAT's
+//     float32 is widened first (exactly), so the server's double-to-float rounding is exact too
+//     and an equality test against the stored FLOAT holds;
+//   - DECIMAL arrives as a decimal.Decimal and is written in plain digits;
+//   - DATE, DATETIME, TIMESTAMP (in UTC) and TIME arrive as strings with the column's fractional
+//     digits, zero dates included, and are written as such;
+//   - character and binary strings, TEXT, BLOB and MariaDB's JSON arrive as string or []byte and
+//     are written as binary literals: the bytes pass through untouched. BINARY(n) is padded with
+//     0x00 to n bytes: the binlog drops the padding, and a key comparison needs it back;
+//   - MySQL's JSON arrives as text decoded from its binary form and is written with a utf8mb4
+//     introducer (MySQL refuses JSON from a binary string).
 func appendValue(b []byte, c *column, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return append(b, "NULL"...), nil
 	case int8:
-		if c.unsigned {
+		if c.asUnsigned() {
 			return strconv.AppendUint(b, uint64(uint8(x)), 10), nil
 		}
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case int16:
-		if c.unsigned {
+		if c.asUnsigned() {
 			return strconv.AppendUint(b, uint64(uint16(x)), 10), nil
 		}
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case int32:
-		if c.unsigned {
+		if c.asUnsigned() {
 			if c.dataType == "mediumint" {
 				return strconv.AppendUint(b, uint64(uint32(x)&0xffffff), 10), nil
 			}
@@ -37,7 +75,7 @@ func appendValue(b []byte, c *column, v any) ([]byte, error) {
 		}
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case int64:
-		if c.unsigned || c.dataType == "bit" {
+		if c.asUnsigned() {
 			return strconv.AppendUint(b, uint64(x), 10), nil
 		}
 		return strconv.AppendInt(b, x, 10), nil
@@ -48,26 +86,120 @@ func appendValue(b []byte, c *column, v any) ([]byte, error) {
 	case uint32:
 		return strconv.AppendUint(b, uint64(x), 10), nil
 	case float32:
-		return appendFloat(b, float64(x), 32)
+		return appendFloat(b, c, float64(x))
 	case float64:
-		return appendFloat(b, x, 64)
+		return appendFloat(b, c, x)
 	case decimal.Decimal:
 		return append(b, x.String()...), nil
 	case string:
-		return sqlq.AppendString(b, x), nil
+		return appendString(b, c, x), nil
 	case []byte:
-		return sqlq.AppendBytes(b, x), nil
+		return appendBytes(b, c, x), nil
 	case time.Time:
+		// Only with ParseTime on, which the reader turns off; kept exact all the same.
 		return sqlq.AppendString(b, x.UTC().Format("2006-01-02 15:04:05.999999")), nil
-	case fmt.Stringer:
-		return sqlq.AppendString(b, x.String()), nil
+	case *replication.JsonDiff:
+		return b, fmt.Errorf("%w: column %s: a partial JSON update (binlog_row_value_options=PARTIAL_JSON on the source) carries a change, not the value: set binlog_row_value_options='' on the source",
+			ErrUnsupportedValue, c.name)
 	}
-	return b, fmt.Errorf("column %s: cannot write a value of Go type %T", c.name, v)
+	return b, fmt.Errorf("%w: column %s: cannot write a value of Go type %T", ErrUnsupportedValue, c.name, v)
 }
 
-func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return b, fmt.Errorf("float value %v cannot be stored", f)
+// asUnsigned reports whether integers for c are written as unsigned.
+func (c *column) asUnsigned() bool {
+	switch c.dataType {
+	case "bit", "enum":
+		return true
+	case "set":
+		return false
 	}
-	return strconv.AppendFloat(b, f, 'g', -1, bits), nil
+	return c.unsigned
+}
+
+func appendFloat(b []byte, c *column, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, fmt.Errorf("%w: column %s: float value %v cannot be stored", ErrUnsupportedValue, c.name, f)
+	}
+	return strconv.AppendFloat(b, f, 'e', -1, 64), nil
+}
+
+// appendString and appendBytes write a string value for c: see appendValue.
+func appendString(b []byte, c *column, s string) []byte {
+	if c.dataType == "binary" && len(s) < c.length {
+		return appendBytes(b, c, []byte(s))
+	}
+	return sqlq.AppendString(introduce(b, c), s)
+}
+
+func appendBytes(b []byte, c *column, s []byte) []byte {
+	if c.dataType == "binary" && len(s) < c.length {
+		p := make([]byte, c.length)
+		copy(p, s)
+		s = p
+	}
+	return sqlq.AppendBytes(introduce(b, c), s)
+}
+
+// introduce appends the character set introducer c's literals need, if any.
+func introduce(b []byte, c *column) []byte {
+	if c.dataType == "json" {
+		return append(b, "_utf8mb4"...)
+	}
+	return b
+}
+
+// appendMatch appends a condition that holds for exactly the rows whose column c holds v, for
+// the all-columns row identity: NULL matches NULL, and strings compared under a collation
+// (case-insensitive, or PAD SPACE: 'a' = 'a ') are also compared byte for byte, so that rows
+// that only a collation confuses are told apart. The collation test comes first for CHAR and
+// VARCHAR so that an index on the column can still be used.
+func appendMatch(b []byte, c *column, v any) ([]byte, error) {
+	if v == nil {
+		b = append(b, c.quoted...)
+		return append(b, " IS NULL"...), nil
+	}
+	var err error
+	switch c.dataType {
+	case "char", "varchar":
+		b = append(b, c.quoted...)
+		b = append(b, '=')
+		if b, err = appendValue(b, c, v); err != nil {
+			return b, err
+		}
+		b = append(b, " AND "...)
+		fallthrough
+	case "tinytext", "text", "mediumtext", "longtext":
+		b = append(b, "CAST("...)
+		b = append(b, c.quoted...)
+		b = append(b, " AS BINARY)="...)
+		return appendValue(b, c, v)
+	case "json":
+		// MySQL's JSON: compared as JSON values; its text rendering is the server's own.
+		b = append(b, c.quoted...)
+		b = append(b, "=CAST("...)
+		if b, err = appendValue(b, c, v); err != nil {
+			return b, err
+		}
+		return append(b, " AS JSON)"...), nil
+	}
+	b = append(b, c.quoted...)
+	b = append(b, '=')
+	return appendValue(b, c, v)
+}
+
+// needsLenient reports whether writing vals into the columns cols of t needs sqlModeLenient:
+// when an ENUM holds index 0, the empty-string error value that a non-strict source stores for
+// a value outside the list. Strict mode refuses to write it back.
+func needsLenient(t *table, cols []int, vals []any) bool {
+	if !t.hasEnum {
+		return false
+	}
+	for _, i := range cols {
+		if t.cols[i].dataType == "enum" {
+			if x, ok := vals[i].(int64); ok && x == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

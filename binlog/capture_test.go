@@ -480,6 +480,7 @@ func readCaptureFile(t *testing.T, dir, name string) string {
 func newCaptureParser() *replication.BinlogParser {
 	p := replication.NewBinlogParser()
 	p.SetUseDecimal(true)
+	p.SetUseFloatWithTrailingZero(true)
 	p.SetParseTime(false)
 	p.SetTimestampStringLocation(time.UTC)
 	p.SetFlavor(mysql.MariaDBFlavor)

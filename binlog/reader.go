@@ -69,22 +69,25 @@ func NewReader(cfg Config) *Reader {
 // Run, which starts a new syncer.
 func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:                r.cfg.ServerID,
-		Flavor:                  r.cfg.Flavor,
-		Host:                    r.cfg.Host,
-		Port:                    r.cfg.Port,
-		User:                    r.cfg.User,
-		Password:                r.cfg.Password,
-		TLSConfig:               r.cfg.TLS,
-		HeartbeatPeriod:         r.cfg.HeartbeatPeriod,
-		ReadTimeout:             3*r.cfg.HeartbeatPeriod + time.Second,
-		DisableRetrySync:        true,
-		MaxReconnectAttempts:    1,
-		UseDecimal:              true,
-		ParseTime:               false,
-		TimestampStringLocation: time.UTC,
-		EventCacheCount:         eventCacheCount,
-		Logger:                  slog.New(warnOnly{r.cfg.Logger.Handler()}),
+		ServerID:             r.cfg.ServerID,
+		Flavor:               r.cfg.Flavor,
+		Host:                 r.cfg.Host,
+		Port:                 r.cfg.Port,
+		User:                 r.cfg.User,
+		Password:             r.cfg.Password,
+		TLSConfig:            r.cfg.TLS,
+		HeartbeatPeriod:      r.cfg.HeartbeatPeriod,
+		ReadTimeout:          3*r.cfg.HeartbeatPeriod + time.Second,
+		DisableRetrySync:     true,
+		MaxReconnectAttempts: 1,
+		UseDecimal:           true,
+		// MySQL's binary JSON is decoded to text: doubles keep a fractional part (1.0, not 1), so
+		// the target parses them back as doubles.
+		UseFloatWithTrailingZero: true,
+		ParseTime:                false,
+		TimestampStringLocation:  time.UTC,
+		EventCacheCount:          eventCacheCount,
+		Logger:                   slog.New(warnOnly{r.cfg.Logger.Handler()}),
 	})
 	defer syncer.Close()
 
@@ -260,7 +263,8 @@ func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEven
 	t.syncMariaPos()
 	schema := string(e.Schema)
 	if e.ErrorCode == 0 && t.changesReplicated(q, schema) {
-		t.emit(&event.Event{Type: event.DDL, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Schema: schema, Query: q, Size: int(h.EventSize)})
+		t.emit(&event.Event{Type: event.DDL, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Schema: schema, Query: q,
+			DBRefs: dbRefs(q, t.filter.DB()), Size: int(h.EventSize)})
 		// Table ids may be reused with new definitions after DDL; forget them.
 		clear(t.tables)
 	} else {

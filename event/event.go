@@ -97,9 +97,14 @@ type Event struct {
 	Table *Table
 	Kind  RowKind
 	Rows  []Row
-	// Schema and Query are set for DDL events.
+	// Schema and Query are set for DDL events: Schema is the statement's default database on the
+	// source (empty when it had none).
 	Schema string
 	Query  string
+	// DBRefs are the byte ranges [start, end) of Query that name the source database as a
+	// qualifier (`shop` in shop.t), for DDL events, so that the statement can be pointed at
+	// another target database.
+	DBRefs [][2]int
 	// Size is the event's size in the binary log, in bytes, as the relay log accounts it.
 	Size int
 }

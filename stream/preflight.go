@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
 )
 
@@ -86,12 +87,25 @@ func Preflight(ctx context.Context, cfg Config) error {
 			add("target: table %s.%s does not exist: create it with the source's definition (SHOW CREATE TABLE %s.%s on the source)", targetDB, name, cfg.Source.DB, name)
 		case n != srcTables[name]:
 			add("target: table %s.%s has %d columns, the source's %s.%s has %d: make the definitions match", targetDB, name, n, cfg.Source.DB, name, srcTables[name])
+		default:
+			warnKeyless(ctx, cfg, tgt, targetDB, name)
 		}
 	}
 	if matched == 0 && !filter.All() {
 		add("source: no table of %s matches --tables %s", cfg.Source.DB, strings.Join(cfg.Source.Tables, ","))
 	}
 	return joinProblems(problems)
+}
+
+// warnKeyless warns when the target table has no primary key and no unique key over NOT NULL
+// columns: its rows are matched on every column, one change at a time.
+func warnKeyless(ctx context.Context, cfg Config, tgt *sql.DB, db, name string) {
+	keyless, err := applier.Keyless(ctx, tgt, db, name)
+	if err != nil || !keyless || cfg.Logger == nil {
+		return
+	}
+	cfg.Logger.Warn("table has no primary key and no unique key over NOT NULL columns: each row change is applied alone, matching every column with LIMIT 1; add a primary key for speed",
+		"table", db+"."+name)
 }
 
 func joinProblems(problems []string) error {
