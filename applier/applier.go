@@ -94,6 +94,27 @@ type Stats struct {
 	Commits      atomic.Int64 // target commits that carried transactions
 	// LastCommitted is the source commit time (unix seconds) of the last transaction committed.
 	LastCommitted atomic.Int64
+	// Heartbeats counts the source heartbeat events received.
+	Heartbeats atomic.Int64
+	// Saves counts target commits that saved a position, whatever they carried (transactions,
+	// the position of skipped transactions or of a DDL): progress, as the record sees it.
+	Saves atomic.Int64
+	// PerCommit[i] counts the commits that carried transactions, by how many: at most
+	// PerCommitBuckets[i] and more than PerCommitBuckets[i-1]; the last element counts the rest.
+	PerCommit [len(PerCommitBuckets) + 1]atomic.Int64
+}
+
+// PerCommitBuckets are the upper bounds of Stats.PerCommit's buckets, in source transactions per
+// target commit.
+var PerCommitBuckets = [...]int64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
+
+// observePerCommit counts one commit that carried n source transactions.
+func (s *Stats) observePerCommit(n int) {
+	i := 0
+	for i < len(PerCommitBuckets) && int64(n) > PerCommitBuckets[i] {
+		i++
+	}
+	s.PerCommit[i].Add(1)
 }
 
 // Applier applies relay log events to the target.
@@ -105,7 +126,8 @@ type Applier struct {
 	// Read by the stall watchdog and for lag.
 	workSince      atomic.Int64 // unix nanos; 0 when holding no work
 	oldestPending  atomic.Int64 // source commit time (unix s) of the oldest transaction not yet committed here; 0 when none
-	lastEvent      atomic.Int64 // unix nanos when the last event or heartbeat was received
+	lastSource     atomic.Int64 // latest source commit time (unix s) among the events received; 0 before any
+	lastHeartbeat  atomic.Int64 // unix nanos when a heartbeat was last received; 0 before any
 	statement      atomic.Pointer[string]
 	statementSince atomic.Int64
 
@@ -172,19 +194,6 @@ func (a *Applier) Work() (since time.Time, statement string, statementSince time
 	return since, statement, statementSince
 }
 
-// Lag returns how far the target is behind the source at now: now minus the source commit time
-// of the oldest transaction not yet committed on the target, or, when caught up, now minus the
-// time the last event or heartbeat was received. It is zero before anything was received.
-func (a *Applier) Lag(now time.Time) time.Duration {
-	if ts := a.oldestPending.Load(); ts != 0 {
-		return max(now.Sub(time.Unix(ts, 0)), 0)
-	}
-	if n := a.lastEvent.Load(); n != 0 {
-		return max(now.Sub(time.Unix(0, n)), 0)
-	}
-	return 0
-}
-
 // Run applies events from relay until ctx ends or an error occurs. pos is the committed position
 // the stream started from. On return, any open target transaction has been rolled back: its
 // connection is killed over a separate connection so that its locks go at once.
@@ -212,7 +221,7 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 			return fmt.Errorf("fetch from relay log: %w", ferr)
 		}
 		if len(items) > 0 {
-			a.lastEvent.Store(a.cfg.Now().UnixNano())
+			a.received(items, a.cfg.Now())
 			if a.workSince.Load() == 0 {
 				a.workSince.Store(a.cfg.Now().UnixNano())
 			}
@@ -446,10 +455,12 @@ func (a *Applier) commit(ctx context.Context) error {
 	a.txOpen = false
 	a.lastSave = now
 	a.skipPos = ""
+	a.stats.Saves.Add(1)
 	if a.commits > 0 {
 		a.stats.Commits.Add(1)
 		a.stats.Transactions.Add(int64(a.commits))
 		a.stats.LastCommitted.Store(a.txTime)
+		a.stats.observePerCommit(a.commits)
 	}
 	a.stats.Rows.Add(int64(a.rows))
 	a.commits, a.rows = 0, 0

@@ -30,7 +30,7 @@ exactly once, through a bounded relay log.
 
 Usage:
   vplayer run    --workflow W --source DSN --target DSN [flags]   start or resume a workflow
-  vplayer status --target DSN [--workflow W] [--json]              show workflow records
+  vplayer status --target DSN [--workflow W] [--json] [--watch]    show workflow records
   vplayer stop   --target DSN --workflow W                         ask a running workflow to stop
   vplayer demo                                                     replicate a live workload locally
 

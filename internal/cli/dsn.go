@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"crypto/tls"
 	"database/sql"
 	"net"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/vplayer/vplayer/internal/tlsconfig"
 )
 
 // endpoint is a parsed --source or --target DSN.
@@ -15,6 +18,11 @@ type endpoint struct {
 	cfg  *mysql.Config
 	host string
 	port uint16
+	// dsnTLS is the DSN's tls parameter, "" when it has none; tlsMode and tls are what
+	// configureTLS settled (nil: plaintext).
+	dsnTLS  string
+	tlsMode tlsconfig.Mode
+	tls     *tls.Config
 }
 
 // parseDSN parses a go-sql-driver DSN for flag, taking the password from passwordEnv when that is
@@ -45,7 +53,7 @@ func parseDSN(flag, dsn, passwordEnv string) (*endpoint, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	return &endpoint{cfg: cfg, host: host, port: uint16(port)}, nil
+	return &endpoint{cfg: cfg, host: host, port: uint16(port), dsnTLS: cfg.TLSConfig}, nil
 }
 
 // pool opens a connection pool; multi-statement batches are allowed.

@@ -33,6 +33,7 @@ type runFlags struct {
 	sourceHeartbeat, retryDelay, maxRetryTime    time.Duration
 	relayMaxSize, relayMaxItems                  int
 	onDDL, metricsAddr, logFormat, sidecar       string
+	sourceTLS, targetTLS                         tlsFlags
 	serverID                                     uint32
 	leaseTTL                                     time.Duration
 }
@@ -58,10 +59,12 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.DurationVar(&f.retryDelay, "retry-delay", 5*time.Second, "wait before retrying after a stream error")
 	fs.DurationVar(&f.maxRetryTime, "max-time-to-retry-on-error", 0, "give up (state Error, exit 1) when the same error persists this long (0: retry forever)")
 	fs.StringVar(&f.onDDL, "on-ddl", applier.OnDDLIgnore, "what to do with DDL: ignore, stop, exec or exec_ignore")
-	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /debug/pprof/ on HOST:PORT (default: off)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /debug/pprof/ on HOST:PORT, e.g. :9100; port 0 picks one (default: off)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.Uint32Var(&f.serverID, "server-id", 0, "replica server id to register with the source (default: derived from the workflow name)")
 	fs.StringVar(&f.sidecar, "sidecar-db", "_vt", "target database holding the vreplication record tables")
+	f.sourceTLS.register(fs, "source")
+	f.targetTLS.register(fs, "target")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", stream.DefaultLeaseTTL, "workflow ownership lease: a standby takes over this long after the owner stops renewing it")
 	return fs, f
 }
@@ -118,17 +121,20 @@ func (f *runFlags) validate() error {
 	if _, err := binlog.NewFilter("db", f.tables); err != nil {
 		return usagef("%v", err)
 	}
-	return nil
+	return f.validateOperations()
 }
 
-func newLogger(format string, w io.Writer, workflow string) *slog.Logger {
+// newLogger returns the logger of a run, every line carrying the workflow, repeated warnings and
+// errors rate-limited; flush logs the counts of repeats still suppressed, at exit.
+func newLogger(format string, w io.Writer, workflow string) (log *slog.Logger, flush func()) {
 	var h slog.Handler
 	if format == "json" {
 		h = slog.NewJSONHandler(w, nil)
 	} else {
 		h = slog.NewTextHandler(w, nil)
 	}
-	return slog.New(h).With("workflow", workflow)
+	rh := newRepeatHandler(h, repeatWindow, time.Now)
+	return slog.New(rh).With("workflow", workflow), func() { rh.Flush(context.Background()) }
 }
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
@@ -153,6 +159,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := f.configureTLS(fs, src, tgt); err != nil {
+		return err
+	}
 	sourceDB := f.sourceDB
 	if sourceDB == "" {
 		sourceDB = src.cfg.DBName
@@ -172,9 +181,15 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		serverID = binlog.ServerIDFor(f.workflow)
 	}
 
-	logger := newLogger(f.logFormat, stderr, f.workflow)
+	logger, flushLog := newLogger(f.logFormat, stderr, f.workflow)
+	defer flushLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ops, err := f.startOperations(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer ops.stop()
 
 	srcPool, err := src.pool()
 	if err != nil {
@@ -211,10 +226,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		Options:               f.optionsJSON(targetDB, serverID),
 		Logger:                logger,
 	}
+	ops.hook(&cfg)
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err = stream.Preflight(pctx, cfg)
 	cancel()
 	if err != nil {
+		return err
+	}
+	if cfg.Source.TLS, err = src.binlogTLS(ctx, srcPool, logger); err != nil {
 		return err
 	}
 	s, err := stream.New(cfg)
@@ -242,6 +261,8 @@ func (f *runFlags) optionsJSON(targetDB string, serverID uint32) string {
 		"on_ddl":                     f.onDDL,
 		"server_id":                  serverID,
 		"sidecar_db":                 f.sidecar,
+		"source_tls_mode":            f.sourceTLS.resolved,
+		"target_tls_mode":            f.targetTLS.resolved,
 	})
 	return string(b)
 }

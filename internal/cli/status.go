@@ -2,22 +2,32 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
-	"text/tabwriter"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/vplayer/vplayer/internal/tlsconfig"
 	"github.com/vplayer/vplayer/workflow"
 )
 
-func targetStore(flagSet *pflag.FlagSet, target, sidecar string) (*workflow.Store, func(), error) {
+// targetStore opens the record store of the --target DSN, with the --target-tls-* flags.
+func targetStore(fs *pflag.FlagSet, tf *tlsFlags, target, sidecar string) (*workflow.Store, func(), error) {
 	tgt, err := parseDSN("target", target, "VPLAYER_TARGET_PASSWORD")
 	if err != nil {
+		return nil, nil, err
+	}
+	st, err := tf.settings(fs, tgt)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := tgt.configureTLS(st); err != nil {
 		return nil, nil, err
 	}
 	pool, err := tgt.pool()
@@ -27,13 +37,19 @@ func targetStore(flagSet *pflag.FlagSet, target, sidecar string) (*workflow.Stor
 	return workflow.New(pool, sidecar), func() { pool.Close() }, nil
 }
 
+// watchInterval is how often status --watch refreshes.
+const watchInterval = time.Second
+
 func statusCmd(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("vplayer status", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	target := fs.String("target", "", "target DSN (required); VPLAYER_TARGET_PASSWORD overrides the password")
 	wf := fs.String("workflow", "", "show only this workflow")
 	asJSON := fs.Bool("json", false, "print JSON")
+	watchIt := fs.Bool("watch", false, "refresh every second until interrupted")
 	sidecar := fs.String("sidecar-db", "_vt", "target database holding the vreplication record tables")
+	var tf tlsFlags
+	tf.register(fs, "target")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
@@ -43,73 +59,45 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	store, done, err := targetStore(fs, *target, *sidecar)
+	if _, err := tlsconfig.ParseMode(tf.mode); err != nil {
+		return usagef("--target-tls-mode: %v", err)
+	}
+	store, done, err := targetStore(fs, &tf, *target, *sidecar)
 	if err != nil {
 		return err
 	}
 	defer done()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var recs []workflow.Record
-	if *wf != "" {
-		rec, err := store.Get(ctx, *wf)
+	show := func(ctx context.Context, w io.Writer) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		recs, err := readRecords(ctx, store, *wf)
 		if err != nil {
 			return err
 		}
-		recs = []workflow.Record{rec}
-	} else if recs, err = store.List(ctx); err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		out := make([]statusJSON, len(recs))
-		for i, r := range recs {
-			out[i] = toStatusJSON(r)
+		now := time.Now()
+		if *asJSON {
+			return renderStatusJSON(w, recs, now)
 		}
-		return enc.Encode(out)
+		return renderStatusTable(w, recs, now)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWORKFLOW\tSTATE\tPOS\tLAG\tHEARTBEAT\tMESSAGE")
-	now := time.Now().Unix()
-	for _, r := range recs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, r.State, r.Pos, ago(now, r.TransactionTimestamp), ago(now, r.TimeHeartbeat), strings.ReplaceAll(r.Message, "\n", " "))
+	if !*watchIt {
+		return show(context.Background(), stdout)
 	}
-	return tw.Flush()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return watch(ctx, stdout, isTerminal(stdout), watchInterval, show)
 }
 
-func ago(now, t int64) string {
-	if t == 0 {
-		return "-"
+// readRecords reads one workflow's record, or all of them when name is empty.
+func readRecords(ctx context.Context, store *workflow.Store, name string) ([]workflow.Record, error) {
+	if name == "" {
+		return store.List(ctx)
 	}
-	return (time.Duration(now-t) * time.Second).String() + " ago"
-}
-
-type statusJSON struct {
-	ID                   int64           `json:"id"`
-	Workflow             string          `json:"workflow"`
-	State                string          `json:"state"`
-	Message              string          `json:"message"`
-	Pos                  string          `json:"pos"`
-	StopPos              string          `json:"stop_pos,omitempty"`
-	DBName               string          `json:"db_name"`
-	TimeUpdated          int64           `json:"time_updated"`
-	TransactionTimestamp int64           `json:"transaction_timestamp"`
-	TimeHeartbeat        int64           `json:"time_heartbeat"`
-	Source               json.RawMessage `json:"source,omitempty"`
-	Options              json.RawMessage `json:"options,omitempty"`
-}
-
-func toStatusJSON(r workflow.Record) statusJSON {
-	s := statusJSON{ID: r.ID, Workflow: r.Workflow, State: r.State, Message: r.Message, Pos: r.Pos, StopPos: r.StopPos,
-		DBName: r.DBName, TimeUpdated: r.TimeUpdated, TransactionTimestamp: r.TransactionTimestamp, TimeHeartbeat: r.TimeHeartbeat}
-	if json.Valid([]byte(r.Source)) {
-		s.Source = json.RawMessage(r.Source)
+	rec, err := store.Get(ctx, name)
+	if err != nil {
+		return nil, err
 	}
-	if json.Valid([]byte(r.Options)) {
-		s.Options = json.RawMessage(r.Options)
-	}
-	return s
+	return []workflow.Record{rec}, nil
 }
 
 func stopCmd(args []string, stdout, stderr io.Writer) error {
@@ -118,6 +106,8 @@ func stopCmd(args []string, stdout, stderr io.Writer) error {
 	target := fs.String("target", "", "target DSN (required); VPLAYER_TARGET_PASSWORD overrides the password")
 	wf := fs.String("workflow", "", "workflow to stop (required)")
 	sidecar := fs.String("sidecar-db", "_vt", "target database holding the vreplication record tables")
+	var tf tlsFlags
+	tf.register(fs, "target")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return errHelp
@@ -130,7 +120,10 @@ func stopCmd(args []string, stdout, stderr io.Writer) error {
 	if *wf == "" {
 		return usagef("--workflow is required")
 	}
-	store, done, err := targetStore(fs, *target, *sidecar)
+	if _, err := tlsconfig.ParseMode(tf.mode); err != nil {
+		return usagef("--target-tls-mode: %v", err)
+	}
+	store, done, err := targetStore(fs, &tf, *target, *sidecar)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,88 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Handler serves /metrics from reg, /healthz from c and the runtime profiles under /debug/pprof/.
+//
+// /healthz answers 200 "ok" while the stream runs and has made progress since its last error,
+// and 503 with the reason otherwise: starting, stalled or failed and not yet progressing again,
+// waiting to retry, stopped, or stopped on a terminal error.
+func Handler(reg *prometheus.Registry, c *Collector) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ok, reason := c.Health()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		fmt.Fprintln(w, reason)
+	})
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "vplayer: /metrics /healthz /debug/pprof/")
+	})
+	return mux
+}
+
+// NewRegistry returns a registry holding c and the Go runtime and process collectors. It is the
+// process's own registry, not the global one.
+func NewRegistry(c *Collector) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c, prometheusGoCollector(), prometheusProcessCollector())
+	return reg
+}
+
+// Server is the HTTP server of --metrics-addr.
+type Server struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+// Listen listens on addr (HOST:PORT; port 0 picks a free one) for h. Serve serves it.
+func Listen(addr string, h http.Handler) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}, nil
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Serve serves until Shutdown, then returns nil; any other failure is returned.
+func (s *Server) Serve() error {
+	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting connections and waits for the requests in flight until ctx ends, then
+// closes what is left (a long profile request).
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(err, s.srv.Close())
+	}
+	s.ln.Close() // when Serve never ran; otherwise already closed
+	return err
+}

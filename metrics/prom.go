@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vplayer/vplayer/applier"
+)
+
+// Metric names. Every metric carries the constant label workflow.
+const (
+	NameLag                   = "vplayer_lag_seconds"
+	NameTransactions          = "vplayer_transactions_applied_total"
+	NameRows                  = "vplayer_rows_applied_total"
+	NameCommits               = "vplayer_commits_total"
+	NameTransactionsPerCommit = "vplayer_transactions_per_commit"
+	NameRelayBytes            = "vplayer_relaylog_bytes"
+	NameRelayItems            = "vplayer_relaylog_items"
+	NameRelayMaxBytes         = "vplayer_relaylog_max_bytes"
+	NameRelayMaxItems         = "vplayer_relaylog_max_items"
+	NameRelayBlocked          = "vplayer_relaylog_blocked_seconds_total"
+	NameStalls                = "vplayer_stalls_total"
+	NameHeartbeatsReceived    = "vplayer_heartbeats_received_total"
+	NameHeartbeatsRecorded    = "vplayer_heartbeats_recorded_total"
+	NameHeartbeatsPending     = "vplayer_heartbeats_pending"
+	NameErrors                = "vplayer_errors_total"
+	NameState                 = "vplayer_state"
+	NameAttempts              = "vplayer_attempts_total"
+	NameHealthy               = "vplayer_healthy"
+)
+
+// descs are the Collector's metric descriptions.
+type descs struct {
+	lag, transactions, rows, commits, perCommit               *prometheus.Desc
+	relayBytes, relayItems, relayMaxBytes, relayMaxItems      *prometheus.Desc
+	relayBlocked, stalls                                      *prometheus.Desc
+	heartbeatsReceived, heartbeatsRecorded, heartbeatsPending *prometheus.Desc
+	errs, state, attempts, healthy                            *prometheus.Desc
+}
+
+func newDescs(workflow string) descs {
+	labels := prometheus.Labels{"workflow": workflow}
+	d := func(name, help string, variable ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, variable, labels)
+	}
+	return descs{
+		lag: d(NameLag, "How far the target is behind the source, in seconds: now minus the source commit time of the oldest transaction "+
+			"not yet committed on the target, or when caught up now minus the time of the last event or heartbeat received. "+
+			"Source commit times are whole seconds."),
+		transactions:       d(NameTransactions, "Source transactions committed on the target."),
+		rows:               d(NameRows, "Row changes applied to the target."),
+		commits:            d(NameCommits, "Target commits that carried source transactions."),
+		perCommit:          d(NameTransactionsPerCommit, "Source transactions per target commit."),
+		relayBytes:         d(NameRelayBytes, "Bytes of binlog events buffered in the relay log."),
+		relayItems:         d(NameRelayItems, "Events buffered in the relay log."),
+		relayMaxBytes:      d(NameRelayMaxBytes, "The relay log's bound in bytes (--relay-log-max-size)."),
+		relayMaxItems:      d(NameRelayMaxItems, "The relay log's bound in events (--relay-log-max-items)."),
+		relayBlocked:       d(NameRelayBlocked, "Seconds the binlog reader spent blocked on a full relay log."),
+		stalls:             d(NameStalls, "Stalls detected, by detector: relay_log, applier or heartbeat.", "detector"),
+		heartbeatsReceived: d(NameHeartbeatsReceived, "Heartbeat events received from the source."),
+		heartbeatsRecorded: d(NameHeartbeatsRecorded, "Heartbeats recorded in the workflow record (time_heartbeat writes committed)."),
+		heartbeatsPending:  d(NameHeartbeatsPending, "Heartbeats received and not yet covered by a recorded heartbeat."),
+		errs:               d(NameErrors, "Stream errors, by kind: stall, mysql_<error number>, terminal or other.", "kind"),
+		state:              d(NameState, "1 for the stream's current state (Init, Running, Retrying, Stopped, Error), 0 for the others.", "state"),
+		attempts:           d(NameAttempts, "Stream attempts started: the first, and one per retry after an error."),
+		healthy:            d(NameHealthy, "1 while /healthz answers 200: running and progressing since the last error; else 0."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	d := &c.descs
+	for _, x := range []*prometheus.Desc{
+		d.lag, d.transactions, d.rows, d.commits, d.perCommit,
+		d.relayBytes, d.relayItems, d.relayMaxBytes, d.relayMaxItems,
+		d.relayBlocked, d.stalls,
+		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
+		d.errs, d.state, d.attempts, d.healthy,
+	} {
+		ch <- x
+	}
+}
+
+// Collect implements prometheus.Collector: one Snapshot, O(1).
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.Snapshot()
+	d := &c.descs
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, v, labels...)
+	}
+	gauge(d.lag, s.Lag.Seconds())
+	counter(d.transactions, float64(s.Transactions))
+	counter(d.rows, float64(s.Rows))
+	counter(d.commits, float64(s.Commits))
+
+	buckets := make(map[float64]uint64, len(applier.PerCommitBuckets))
+	var cumulative uint64
+	for i, upper := range applier.PerCommitBuckets {
+		cumulative += uint64(s.PerCommit[i])
+		buckets[float64(upper)] = cumulative
+	}
+	count := cumulative + uint64(s.PerCommit[len(applier.PerCommitBuckets)])
+	ch <- prometheus.MustNewConstHistogram(d.perCommit, count, float64(s.Transactions), buckets)
+
+	gauge(d.relayBytes, float64(s.RelayBytes))
+	gauge(d.relayItems, float64(s.RelayItems))
+	gauge(d.relayMaxBytes, float64(s.RelayMaxBytes))
+	gauge(d.relayMaxItems, float64(s.RelayMaxItems))
+	counter(d.relayBlocked, s.RelayBlocked.Seconds())
+	for _, det := range sortedKeys(s.Stalls) {
+		counter(d.stalls, float64(s.Stalls[det]), string(det))
+	}
+	counter(d.heartbeatsReceived, float64(s.HeartbeatsReceived))
+	counter(d.heartbeatsRecorded, float64(s.HeartbeatsRecorded))
+	gauge(d.heartbeatsPending, float64(s.HeartbeatsPending))
+	for _, kind := range sortedKeys(s.Errors) {
+		counter(d.errs, float64(s.Errors[kind]), kind)
+	}
+	states := States
+	if !slices.Contains(states, s.State) {
+		states = append(states[:len(states):len(states)], s.State)
+	}
+	for _, st := range states {
+		gauge(d.state, boolFloat(st == s.State), st)
+	}
+	counter(d.attempts, float64(s.Attempts))
+	gauge(d.healthy, boolFloat(s.Healthy))
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

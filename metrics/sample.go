@@ -1,0 +1,81 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/vplayer/vplayer/applier"
+	"github.com/vplayer/vplayer/stream"
+)
+
+// sample is one reading of an attempt's pipeline. Counters are cumulative over the attempt;
+// the relay log fill and pending heartbeats are gauges.
+type sample struct {
+	transactions, rows, commits int64
+	// saves counts target commits of any kind; with heartbeatsRecorded, the progress that clears
+	// an error.
+	saves     int64
+	perCommit [len(applier.PerCommitBuckets) + 1]int64
+
+	heartbeatsReceived, heartbeatsRecorded int64
+	heartbeatsPending                      int64
+
+	// blocked is the reader's total time blocked on a full relay log, the current wait included.
+	blocked                time.Duration
+	relayItems, relayBytes int64
+
+	lagSince time.Time
+	lagKnown bool
+}
+
+// addCounters adds o's counters to s; gauges and lag are left alone.
+func (s *sample) addCounters(o sample) {
+	s.transactions += o.transactions
+	s.rows += o.rows
+	s.commits += o.commits
+	s.saves += o.saves
+	for i := range s.perCommit {
+		s.perCommit[i] += o.perCommit[i]
+	}
+	s.heartbeatsReceived += o.heartbeatsReceived
+	s.heartbeatsRecorded += o.heartbeatsRecorded
+	s.blocked += o.blocked
+}
+
+// pipeline is what the collector reads of one attempt. Reading must be O(1) and never block.
+type pipeline interface {
+	sample(now time.Time) sample
+}
+
+// attemptPipeline reads a stream attempt's relay log, applier and heartbeat recorder.
+type attemptPipeline struct{ a *stream.Attempt }
+
+var _ pipeline = attemptPipeline{}
+
+func (p attemptPipeline) sample(now time.Time) sample {
+	var s sample
+	if app := p.a.Applier; app != nil {
+		st := app.Stats()
+		s.transactions = st.Transactions.Load()
+		s.rows = st.Rows.Load()
+		s.commits = st.Commits.Load()
+		s.saves = st.Saves.Load()
+		for i := range s.perCommit {
+			s.perCommit[i] = st.PerCommit[i].Load()
+		}
+		s.heartbeatsReceived = st.Heartbeats.Load()
+		s.lagSince, s.lagKnown = app.LagSince()
+	}
+	if hb := p.a.Heartbeat; hb != nil {
+		s.heartbeatsRecorded = hb.Recorded()
+		s.heartbeatsPending = hb.Pending()
+	}
+	if r := p.a.Relay; r != nil {
+		s.relayItems = int64(r.Len())
+		s.relayBytes = int64(r.Size())
+		s.blocked = r.BlockedTotal()
+		if since, ok := r.Blocked(); ok {
+			s.blocked += max(now.Sub(since), 0)
+		}
+	}
+	return s
+}
