@@ -55,6 +55,7 @@ type Stream struct {
 	id     int64
 	msg    *messenger
 	lease  *workflow.Lease
+	pause  *pauseRequest // the vplayer diff pause in force, across attempts
 
 	reported atomic.Bool // the current attempt's error was reported
 
@@ -75,7 +76,7 @@ func New(cfg Config) (*Stream, error) {
 	if cfg.TargetDB == "" {
 		cfg.TargetDB = cfg.Source.DB
 	}
-	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f}, nil
+	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f, pause: newPauseRequest()}, nil
 }
 
 // Run runs the workflow until ctx ends (a requested stop: nil), the stop position or a stop DDL
@@ -227,8 +228,15 @@ func (s *Stream) attempt(ctx context.Context) error {
 		s.log.Info("workflow running", "state", workflow.StateRunning, "pos", rec.Pos)
 	}
 	s.notifyState(workflow.StateRunning)
+	// A vplayer diff pause in force holds the new attempt from its first event.
+	ctl, err := s.store.Control(ctx, s.id)
+	if err != nil {
+		return err
+	}
+	s.pause.set(ctl.Pause, s.flavor)
 
 	relay := relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)
+	gate := newGate(relay, s.pause, s.flavor, rec.Pos)
 	hb := heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
 	reader := binlog.NewReader(binlog.Config{
 		Flavor:          s.flavor,
@@ -268,6 +276,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		stall.ProbeFunc(func() stall.Snapshot {
 			var snap stall.Snapshot
 			snap.RelayBlockedSince, _ = relay.Blocked()
+			snap.RelayBlockedSince = gate.relayBlockedSince(snap.RelayBlockedSince)
 			snap.WorkSince, snap.Statement, snap.StatementSince = app.Work()
 			snap.HeartbeatSince = hb.InFlightSince()
 			return snap
@@ -286,9 +295,9 @@ func (s *Stream) attempt(ctx context.Context) error {
 		return err
 	}
 	g.Go(func() error { return first(reader.Run(gctx, start, relay)) })
-	g.Go(func() error { return first(app.Run(gctx, relay, rec.Pos)) })
+	g.Go(func() error { return first(app.Run(gctx, gate, rec.Pos)) })
 	g.Go(func() error { return first(dog.Run(gctx)) })
-	g.Go(func() error { return first(s.watchStop(gctx)) })
+	g.Go(func() error { return first(s.watchStop(gctx, gate)) })
 	g.Go(func() error {
 		select {
 		case <-s.lease.Lost():
@@ -305,21 +314,38 @@ func (s *Stream) attempt(ctx context.Context) error {
 	return err
 }
 
-// watchStop polls the record and returns errStopRequested once its state is Stopped.
-func (s *Stream) watchStop(ctx context.Context) error {
-	t := time.NewTicker(stopPollInterval)
+// watchStop polls the record and returns errStopRequested once its state is Stopped. It also
+// follows the vplayer diff pause (see followPause), polling faster while one is in force, and
+// at once when the gate has just paused.
+func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
+	interval := stopPollInterval
+	t := time.NewTicker(interval)
 	defer t.Stop()
+	var w pauseWatch
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-gate.notify:
 		}
 		qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
-		state, err := s.store.StateOf(qctx, s.id)
-		cancel()
-		if err == nil && state == workflow.StateStopped {
+		c, err := s.store.Control(qctx, s.id)
+		if err == nil && c.State == workflow.StateStopped {
+			cancel()
 			return errStopRequested
+		}
+		if err == nil {
+			s.followPause(qctx, c, gate, &w)
+		}
+		cancel()
+		next := stopPollInterval
+		if w.raw != "" {
+			next = pausePollInterval
+		}
+		if next != interval {
+			interval = next
+			t.Reset(interval)
 		}
 	}
 }

@@ -93,6 +93,8 @@ func (s *Store) Init(ctx context.Context) error {
   owner varbinary(255) NOT NULL DEFAULT '',
   epoch bigint unsigned NOT NULL DEFAULT 0,
   lease_until bigint NOT NULL DEFAULT 0,
+  pause_pos varbinary(10000) DEFAULT NULL,
+  pause_until bigint NOT NULL DEFAULT 0,
   PRIMARY KEY (id),
   UNIQUE KEY workflow (workflow)
 ) ENGINE=InnoDB`,
@@ -123,6 +125,8 @@ var addedColumns = [][2]string{
 	{"owner", "varbinary(255) NOT NULL DEFAULT ''"},
 	{"epoch", "bigint unsigned NOT NULL DEFAULT 0"},
 	{"lease_until", "bigint NOT NULL DEFAULT 0"},
+	{"pause_pos", "varbinary(10000) DEFAULT NULL"},
+	{"pause_until", "bigint NOT NULL DEFAULT 0"},
 }
 
 func (s *Store) addMissingColumns(ctx context.Context) error {

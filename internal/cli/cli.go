@@ -32,6 +32,7 @@ Usage:
   vplayer run    --workflow W --source DSN --target DSN [flags]   start or resume a workflow
   vplayer status --target DSN [--workflow W] [--json] [--watch]    show workflow records
   vplayer stop   --target DSN --workflow W                         ask a running workflow to stop
+  vplayer diff   --workflow W --source DSN --target DSN [flags]   compare source and target at one position
   vplayer demo                                                     replicate a live workload locally
 
 DSNs use the go-sql-driver form user:pass@tcp(host:port)/db. VPLAYER_SOURCE_PASSWORD and
@@ -54,6 +55,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = statusCmd(args[1:], stdout, stderr)
 	case "stop":
 		err = stopCmd(args[1:], stdout, stderr)
+	case "diff":
+		err = diffCmd(args[1:], stdout, stderr)
 	case "demo":
 		err = demoCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":

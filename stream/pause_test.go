@@ -1,0 +1,371 @@
+package stream
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/vplayer/vplayer/applier"
+	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// fakeFetcher is a relay log that returns its batches in turn, then nothing.
+type fakeFetcher struct {
+	fetch func(ctx context.Context) ([]*event.Event, error)
+}
+
+var _ applier.Fetcher = fakeFetcher{}
+
+func (f fakeFetcher) Fetch(ctx context.Context) ([]*event.Event, error) { return f.fetch(ctx) }
+
+func batches(bs ...[]*event.Event) fakeFetcher {
+	return fakeFetcher{fetch: func(ctx context.Context) ([]*event.Event, error) {
+		if len(bs) == 0 {
+			return nil, context.DeadlineExceeded
+		}
+		b := bs[0]
+		bs = bs[1:]
+		return b, nil
+	}}
+}
+
+// txn returns the events of one source transaction committed at MariaDB/0-1-seq.
+func txn(seq int) []*event.Event {
+	return []*event.Event{{Type: event.Begin}, {Type: event.Rows}, commitAt(seq)}
+}
+
+func commitAt(seq int) *event.Event {
+	return &event.Event{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", seq)}
+}
+
+// show describes events as "B R C3 S4 D5 H".
+func show(es []*event.Event) string {
+	var out []string
+	for _, e := range es {
+		s := e.Type.String()[:1]
+		if e.Pos != "" {
+			s += e.Pos[strings.LastIndexByte(e.Pos, '-')+1:]
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+func concat(parts ...[]*event.Event) []*event.Event {
+	var out []*event.Event
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// fetchShow fetches once with ctx and describes the result.
+func fetchShow(ctx context.Context, g *gate) string {
+	es, err := g.Fetch(ctx)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return show(es)
+}
+
+// cancelled is a context that has already ended: a paused gate returns at once with its error.
+func cancelled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+func TestGate_noPausePassesFetchesUnchanged(t *testing.T) {
+	all := concat(txn(1), []*event.Event{{Type: event.Heartbeat}}, txn(2))
+	g := newGate(batches(all), newPauseRequest(), "mariadb", "MariaDB/0-1-0")
+	if got, want := fetchShow(context.Background(), g), "B R C1 H B R C2"; got != want {
+		t.Errorf("Fetch=%q, want %q", got, want)
+	}
+	if paused, _ := g.Paused(); paused {
+		t.Error("Paused()=true without a pause")
+	}
+}
+
+func TestGate_holdStopsAtTheNextBoundary(t *testing.T) {
+	tests := []struct {
+		name    string
+		batches [][]*event.Event
+		// holdDuring is the relay fetch during which the hold arrives; -1: before the first.
+		holdDuring int
+		want       []string // each fetch until the gate pauses
+		pausedAt   string
+	}{
+		{"idle at a boundary", [][]*event.Event{txn(1)}, -1, nil, "MariaDB/0-1-0"},
+		{"cut inside a fetch", [][]*event.Event{concat(txn(1), txn(2))}, 0, []string{"B R C1"}, "MariaDB/0-1-1"},
+		{"a transaction split across fetches ends first", [][]*event.Event{{{Type: event.Begin}, {Type: event.Rows}}, concat([]*event.Event{{Type: event.Rows}, commitAt(1)}, txn(2))},
+			0, []string{"B R", "R C1"}, "MariaDB/0-1-1"},
+		{"a skipped transaction is a boundary", [][]*event.Event{{{Type: event.Skip, Pos: "MariaDB/0-1-1"}, {Type: event.Begin}}}, 0, []string{"S1"}, "MariaDB/0-1-1"},
+		{"a DDL is a boundary", [][]*event.Event{concat([]*event.Event{{Type: event.DDL, Pos: "MariaDB/0-1-1"}}, txn(2))}, 0, []string{"D1"}, "MariaDB/0-1-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := newPauseRequest()
+			if tt.holdDuring < 0 {
+				req.set(workflow.PauseHold, "mariadb")
+			}
+			n := 0
+			relay := fakeFetcher{fetch: func(ctx context.Context) ([]*event.Event, error) {
+				if n == tt.holdDuring {
+					req.set(workflow.PauseHold, "mariadb") // the applier waited in Fetch when the request came
+				}
+				if n >= len(tt.batches) {
+					t.Fatalf("relay fetch %d: the gate should have paused", n+1)
+				}
+				n++
+				return tt.batches[n-1], nil
+			}}
+			g := newGate(relay, req, "mariadb", "MariaDB/0-1-0")
+			for i, want := range tt.want {
+				if got := fetchShow(context.Background(), g); got != want {
+					t.Fatalf("fetch %d=%q, want %q", i+1, got, want)
+				}
+			}
+			// Paused: the next fetch waits without touching the relay log.
+			if got, want := fetchShow(cancelled(), g), "error: "+context.Canceled.Error(); got != want {
+				t.Fatalf("fetch at the pause point=%q, want %q", got, want)
+			}
+			if paused, pos := g.Paused(); !paused || pos != tt.pausedAt {
+				t.Errorf("Paused()=%v, %q; want true, %q", paused, pos, tt.pausedAt)
+			}
+			select {
+			case <-g.notify:
+			default:
+				t.Error("the gate paused without notifying the poller")
+			}
+		})
+	}
+}
+
+// TestGate_pauseAtPosition: a pause at a position hands everything up to and including it over,
+// then waits; moving the pause further releases exactly up to the new position; clearing it
+// releases the rest, in order, nothing lost or repeated.
+func TestGate_pauseAtPosition(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		req := newPauseRequest()
+		req.set(workflow.PauseHeld, "mariadb")
+		g := newGate(batches(concat(txn(1), txn(2), txn(3)), concat(txn(4), txn(5))), req, "mariadb", "MariaDB/0-1-0")
+		if got, want := fetchShow(cancelled(), g), "error: "+context.Canceled.Error(); got != want {
+			t.Fatalf("held fetch=%q, want %q", got, want)
+		}
+
+		got := make(chan string, 1)
+		fetch := func() { got <- fetchShow(context.Background(), g) }
+		go fetch()
+		synctest.Wait()
+		select {
+		case s := <-got:
+			t.Fatalf("a held gate returned %q", s)
+		default:
+		}
+		req.set("MariaDB/0-1-2", "mariadb")
+		if s, want := <-got, "B R C1 B R C2"; s != want {
+			t.Fatalf("fetch after pausing at 0-1-2=%q, want %q", s, want)
+		}
+		go fetch()
+		synctest.Wait()
+		if paused, pos := g.Paused(); !paused || pos != "MariaDB/0-1-2" {
+			t.Fatalf("Paused()=%v, %q; want true at MariaDB/0-1-2", paused, pos)
+		}
+		req.set("MariaDB/0-1-4", "mariadb")
+		if s, want := <-got, "B R C3"; s != want {
+			t.Fatalf("first fetch after moving the pause to 0-1-4=%q, want %q", s, want)
+		}
+		if s, want := fetchShow(context.Background(), g), "B R C4"; s != want {
+			t.Fatalf("second fetch after moving the pause to 0-1-4=%q, want %q", s, want)
+		}
+		go fetch()
+		synctest.Wait()
+		req.set("", "mariadb")
+		if s, want := <-got, "B R C5"; s != want {
+			t.Fatalf("fetch after the pause ended=%q, want %q", s, want)
+		}
+		if paused, _ := g.Paused(); paused {
+			t.Error("Paused()=true after the pause ended")
+		}
+	})
+}
+
+func TestGate_alreadyPastThePausePosition(t *testing.T) {
+	req := newPauseRequest()
+	req.set("MariaDB/0-1-3", "mariadb")
+	g := newGate(batches(txn(6)), req, "mariadb", "MariaDB/0-1-5")
+	if got, want := fetchShow(cancelled(), g), "error: "+context.Canceled.Error(); got != want {
+		t.Fatalf("fetch=%q, want the gate paused at its start", got)
+	}
+}
+
+func TestGate_unparsablePauseHolds(t *testing.T) {
+	req := newPauseRequest()
+	req.set("MariaDB/not-a-position", "mariadb")
+	g := newGate(batches(txn(1)), req, "mariadb", "MariaDB/0-1-0")
+	if got, want := fetchShow(cancelled(), g), "error: "+context.Canceled.Error(); got != want {
+		t.Fatalf("fetch=%q, want the gate held", got)
+	}
+}
+
+// TestGate_relayBlockedSince: a reader blocked behind a pause is no stall; after the pause the
+// stall clock starts again from the resume.
+func TestGate_relayBlockedSince(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		req := newPauseRequest()
+		req.set(workflow.PauseHold, "mariadb")
+		g := newGate(batches(txn(1)), req, "mariadb", "MariaDB/0-1-0")
+		blocked := time.Now()
+		if _, err := g.Fetch(cancelled()); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Fetch=%v, want the gate paused", err)
+		}
+		if got := g.relayBlockedSince(blocked); !got.IsZero() {
+			t.Errorf("blocked since while paused=%v, want zero", got)
+		}
+		time.Sleep(time.Minute) // the fake clock: a long pause
+		req.set("", "mariadb")
+		resumed := time.Now()
+		if got := fetchShow(context.Background(), g); got != "B R C1" {
+			t.Fatalf("fetch after resume=%q", got)
+		}
+		if got := g.relayBlockedSince(blocked); !got.Equal(resumed) {
+			t.Errorf("blocked since after resume=%v, want the resume time %v", got, resumed)
+		}
+		later := resumed.Add(time.Second)
+		if got := g.relayBlockedSince(later); !got.Equal(later) {
+			t.Errorf("blocked since a time after the resume=%v, want it unchanged", got)
+		}
+		if got := g.relayBlockedSince(time.Time{}); !got.IsZero() {
+			t.Errorf("not blocked=%v, want zero", got)
+		}
+	})
+}
+
+// TestRun_pause: a running stream acknowledges a hold, applies exactly up to a pause position
+// and holds there, goes on when the pause is cleared, and still stops at once on vplayer stop
+// while held.
+func TestRun_pause(t *testing.T) {
+	cfg, store := testConfig(t)
+	ctx := context.Background()
+	src, dst := cfg.Source.Pool, cfg.Target
+	table := cfg.Source.DB + ".kv"
+	for _, db := range []*sql.DB{src, dst} {
+		if _, err := db.ExecContext(ctx, "CREATE TABLE "+table+" (id int PRIMARY KEY)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(rctx) }()
+	waitState(t, store, cfg.Workflow, workflow.StateRunning)
+	rec, err := store.Get(ctx, cfg.Workflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := func(id int) binlog.Position {
+		t.Helper()
+		if _, err := src.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s VALUES (%d)", table, id)); err != nil {
+			t.Fatal(err)
+		}
+		pos, err := CurrentPosition(ctx, src, "mariadb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pos
+	}
+	count := func() int {
+		t.Helper()
+		var n int
+		if err := dst.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	waitFor := func(what string, ok func(workflow.Control) bool) workflow.Control {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if c := controlOf(t, store, rec.ID); ok(c) {
+				return c
+			}
+		}
+		t.Fatalf("no %s within 10s: %+v", what, controlOf(t, store, rec.ID))
+		return workflow.Control{}
+	}
+	reached := func(p binlog.Position) func(workflow.Control) bool {
+		return func(c workflow.Control) bool {
+			got, err := binlog.ParsePosition(c.Pos, "mariadb")
+			return err == nil && got.Contains(p)
+		}
+	}
+
+	waitFor("catch-up to row 1", reached(insert(1)))
+	if err := store.RequestPause(ctx, rec.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	held := waitFor("acknowledgement", func(c workflow.Control) bool { return c.Pause == workflow.PauseHeld })
+	p2 := insert(2)
+	insert(3)
+	time.Sleep(time.Second) // a held stream applies nothing
+	if got := controlOf(t, store, rec.ID).Pos; got != held.Pos || count() != 1 {
+		t.Fatalf("held stream moved: pos %s (held at %s), %d rows; want 1 row", got, held.Pos, count())
+	}
+	if err := store.PauseAt(ctx, rec.ID, p2.String(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("pause position", reached(p2))
+	time.Sleep(time.Second) // and nothing past it
+	if c := controlOf(t, store, rec.ID); c.Pos != p2.String() || count() != 2 {
+		t.Fatalf("stream paused at %s: pos %s, %d rows; want exactly up to it, 2 rows", p2, c.Pos, count())
+	}
+	if err := store.ClearPause(ctx, rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("rows 3 and 4 once the pause ended", reached(insert(4)))
+	if n := count(); n != 4 {
+		t.Fatalf("%d rows after the pause ended, want 4", n)
+	}
+
+	if err := store.RequestPause(ctx, rec.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("second acknowledgement", func(c workflow.Control) bool { return c.Pause == workflow.PauseHeld })
+	if err := store.SetState(ctx, rec.ID, workflow.StateStopped, "Stopped by vplayer stop"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after vplayer stop while held = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return within 10s of vplayer stop while held")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("stopping a held stream took %v, want at most 2s", d)
+	}
+	if r, _ := store.Get(ctx, cfg.Workflow); r.State != workflow.StateStopped {
+		t.Errorf("state = %q, want Stopped", r.State)
+	}
+}
+
+func controlOf(t *testing.T, store *workflow.Store, id int64) workflow.Control {
+	t.Helper()
+	c, err := store.Control(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

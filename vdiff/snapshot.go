@@ -1,0 +1,176 @@
+package vdiff
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vplayer/vplayer/binlog"
+)
+
+// snapshotSetup makes a snapshot session read what the other side reads: TIMESTAMP values in
+// UTC, and one read view for the whole transaction.
+var snapshotSetup = []string{
+	"SET SESSION time_zone = '+00:00'",
+	"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+}
+
+const startSnapshot = "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"
+
+// snapshot is a read-only transaction on a connection of its own.
+type snapshot struct {
+	conn *sql.Conn
+}
+
+// Close ends the transaction and returns the connection.
+func (s *snapshot) Close() {
+	if s == nil || s.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.conn.ExecContext(ctx, "ROLLBACK")
+	s.conn.Close()
+	s.conn = nil
+}
+
+func openSnapshotConn(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, q := range snapshotSetup {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return conn, nil
+}
+
+// targetSnapshot opens a consistent snapshot on the target.
+func targetSnapshot(ctx context.Context, db *sql.DB) (*snapshot, error) {
+	conn, err := openSnapshotConn(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("target snapshot: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, startSnapshot); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("target snapshot: %w", err)
+	}
+	return &snapshot{conn: conn}, nil
+}
+
+// sourceSnapshot opens a consistent snapshot on the source and returns the binlog position it
+// corresponds to, in the flavor of the workflow's positions (binlog.FlavorMariaDB, FlavorMySQL or
+// FlavorFilePos).
+//
+// MariaDB reports the binlog file and offset of a consistent snapshot (binlog_snapshot_file and
+// binlog_snapshot_position) without any lock; BINLOG_GTID_POS turns them into a GTID position.
+// MySQL has no such status: the snapshot is taken under FLUSH TABLES WITH READ LOCK, held only
+// while the transaction starts and the position is read, as mysqldump --single-transaction does.
+func sourceSnapshot(ctx context.Context, db *sql.DB, flavor string) (*snapshot, binlog.Position, error) {
+	conn, err := openSnapshotConn(ctx, db)
+	if err != nil {
+		return nil, binlog.Position{}, fmt.Errorf("source snapshot: %w", err)
+	}
+	s := &snapshot{conn: conn}
+	var version string
+	if err := conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		s.Close()
+		return nil, binlog.Position{}, fmt.Errorf("source snapshot: %w", err)
+	}
+	var pos binlog.Position
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		pos, err = mariaSnapshot(ctx, conn, flavor)
+	} else {
+		pos, err = mysqlSnapshot(ctx, conn, flavor)
+	}
+	if err != nil {
+		s.Close()
+		return nil, binlog.Position{}, fmt.Errorf("source snapshot: %w", err)
+	}
+	return s, pos, nil
+}
+
+func mariaSnapshot(ctx context.Context, conn *sql.Conn, flavor string) (binlog.Position, error) {
+	if _, err := conn.ExecContext(ctx, startSnapshot); err != nil {
+		return binlog.Position{}, err
+	}
+	rows, err := conn.QueryContext(ctx, "SHOW STATUS LIKE 'binlog_snapshot_%'")
+	if err != nil {
+		return binlog.Position{}, err
+	}
+	status := map[string]string{}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			rows.Close()
+			return binlog.Position{}, err
+		}
+		status[strings.ToLower(name)] = value
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return binlog.Position{}, err
+	}
+	file, offset := status["binlog_snapshot_file"], status["binlog_snapshot_position"]
+	if file == "" || offset == "" {
+		return binlog.Position{}, errors.New("the source reports no binlog_snapshot_file: is its binary log on?")
+	}
+	if flavor == binlog.FlavorFilePos {
+		return binlog.ParsePosition(binlog.FlavorFilePos+"/"+file+":"+offset, "mariadb")
+	}
+	var gtid sql.NullString
+	if err := conn.QueryRowContext(ctx, "SELECT BINLOG_GTID_POS(?, ?)", file, offset).Scan(&gtid); err != nil {
+		return binlog.Position{}, fmt.Errorf("BINLOG_GTID_POS(%s, %s): %w", file, offset, err)
+	}
+	if !gtid.Valid {
+		return binlog.Position{}, fmt.Errorf("BINLOG_GTID_POS(%s, %s) is NULL", file, offset)
+	}
+	return binlog.ParsePosition(binlog.FlavorMariaDB+"/"+gtid.String, "mariadb")
+}
+
+func mysqlSnapshot(ctx context.Context, conn *sql.Conn, flavor string) (pos binlog.Position, err error) {
+	if _, err := conn.ExecContext(ctx, "FLUSH TABLES WITH READ LOCK"); err != nil {
+		return pos, fmt.Errorf("FLUSH TABLES WITH READ LOCK (needs the RELOAD privilege): %w", err)
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, uerr := conn.ExecContext(uctx, "UNLOCK TABLES"); uerr != nil && err == nil {
+			err = fmt.Errorf("UNLOCK TABLES: %w", uerr)
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, startSnapshot); err != nil {
+		return pos, err
+	}
+	if flavor == binlog.FlavorFilePos {
+		rows, err := conn.QueryContext(ctx, "SHOW MASTER STATUS")
+		if err != nil {
+			return pos, err
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			return pos, errors.New("the source has no binary log")
+		}
+		vals, err := scanStrings(rows, mustColumns(rows))
+		if err != nil {
+			return pos, err
+		}
+		return binlog.ParsePosition(binlog.FlavorFilePos+"/"+vals[0]+":"+vals[1], "mysql")
+	}
+	var gtid string
+	if err := conn.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_executed").Scan(&gtid); err != nil {
+		return pos, err
+	}
+	return binlog.ParsePosition(binlog.FlavorMySQL+"/"+strings.ReplaceAll(gtid, "\n", ""), "mysql")
+}
+
+func mustColumns(rows *sql.Rows) int {
+	cols, _ := rows.Columns()
+	return len(cols)
+}

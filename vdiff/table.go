@@ -1,0 +1,374 @@
+package vdiff
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/vplayer/vplayer/sqlq"
+)
+
+// Options shape a table comparison.
+type Options struct {
+	// ChunkSize is how many source rows, in key order, one checksummed chunk holds. Default 1000.
+	ChunkSize int
+	// MaxKeys is how many keys of each kind of difference a result lists. Default 10.
+	MaxKeys int
+}
+
+func (o Options) withDefaults() Options {
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = 1000
+	}
+	if o.MaxKeys <= 0 {
+		o.MaxKeys = 10
+	}
+	return o
+}
+
+// TableResult is the comparison of one table.
+type TableResult struct {
+	Table string
+	// KeyKind says how rows are identified: KeyPrimary, KeyUnique and the key's name, or KeyNone.
+	KeyKind string
+	// SourceRows and TargetRows count the rows on each side.
+	SourceRows, TargetRows int64
+	// Compared counts the rows compared: every source row, and every row only on the target.
+	Compared int64
+	// Missing counts rows on the source only, Extra rows on the target only, Differing rows on
+	// both sides whose contents differ.
+	Missing, Extra, Differing int64
+	// MissingKeys, ExtraKeys and DifferingKeys list the first keys of each (for a table without
+	// a key, the first columns of the row), as "col=value,...".
+	MissingKeys, ExtraKeys, DifferingKeys []string
+	// Chunks counts the chunks checksummed; RowChunks those whose checksums differed and whose
+	// rows were compared one by one.
+	Chunks, RowChunks int
+	// Problem, when set, is why the table could not be compared (it is missing on the target, or
+	// its columns differ); the table then counts as different.
+	Problem string
+}
+
+// Equal reports whether the table is the same on both sides.
+func (r TableResult) Equal() bool {
+	return r.Problem == "" && r.Missing == 0 && r.Extra == 0 && r.Differing == 0
+}
+
+// table is the SQL of one table's comparison, the same text on both sides.
+type table struct {
+	name      string
+	src, dst  string // qualified, quoted names
+	cols      []column
+	key       []column // nil: no key
+	keyExprs  string   // the key columns as read (see column.keyExpr)
+	order     string   // ORDER BY list
+	digest    string   // one row's digest: 32 hex digits
+	display   []column // for a table without a key: the columns shown for a row
+	dispExprs string
+}
+
+// chunk is a range of keys: above lo (nil: from the start) and up to and including hi (nil: to
+// the end).
+type chunk struct{ lo, hi []string }
+
+// checksum sums a chunk's row digests: a count and two 64-bit halves summed exactly (a sum, not
+// an XOR, so that two equal rows never cancel out).
+type checksum struct{ rows, a, b string }
+
+// CompareTable compares table name of srcDB on src with the same table of dstDB on dst, both read
+// inside their snapshots. Rows are identified by the source's primary key, else its first unique
+// key over NOT NULL columns, else by all their columns. The source's rows are cut into chunks of
+// opt.ChunkSize keys; each chunk's row count and digest sum is computed on both servers, and only
+// the rows of chunks that differ are read and matched by key.
+func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name string, opt Options) (TableResult, error) {
+	opt = opt.withDefaults()
+	res := TableResult{Table: name}
+	scols, err := columns(ctx, src, srcDB, name)
+	if err != nil {
+		return res, fmt.Errorf("source: %w", err)
+	}
+	if len(scols) == 0 {
+		return res, fmt.Errorf("source: table %s.%s does not exist", srcDB, name)
+	}
+	dcols, err := columns(ctx, dst, dstDB, name)
+	if err != nil {
+		return res, fmt.Errorf("target: %w", err)
+	}
+	if len(dcols) == 0 {
+		res.Problem = fmt.Sprintf("table %s.%s does not exist on the target", dstDB, name)
+		return res, nil
+	}
+	if s, d := names(scols), names(dcols); s != d {
+		res.Problem = fmt.Sprintf("columns differ: source (%s), target (%s)", s, d)
+		return res, nil
+	}
+	keyCols, kind, err := key(ctx, src, srcDB, name, scols)
+	if err != nil {
+		return res, fmt.Errorf("source: %w", err)
+	}
+	res.KeyKind = kind
+	t := newTable(srcDB, dstDB, name, scols, keyCols)
+	var lo []string
+	for {
+		var hi []string
+		if t.key != nil {
+			if hi, err = t.boundary(ctx, src, lo, opt.ChunkSize); err != nil {
+				return res, fmt.Errorf("source: %w", err)
+			}
+		}
+		c := chunk{lo: lo, hi: hi}
+		if err := t.compareChunk(ctx, src, dst, c, opt, &res); err != nil {
+			return res, err
+		}
+		if hi == nil {
+			break
+		}
+		lo = hi
+	}
+	res.Compared = res.SourceRows + res.Extra
+	return res, nil
+}
+
+func names(cols []column) string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.name
+	}
+	return strings.Join(out, ", ")
+}
+
+func newTable(srcDB, dstDB, name string, cols, keyCols []column) *table {
+	t := &table{name: name, src: sqlq.Ident(srcDB) + "." + sqlq.Ident(name), dst: sqlq.Ident(dstDB) + "." + sqlq.Ident(name),
+		cols: cols, key: keyCols}
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		parts[i] = c.digestExpr()
+	}
+	t.digest = "MD5(CONCAT_WS(',', " + strings.Join(parts, ", ") + "))"
+	if keyCols != nil {
+		exprs := make([]string, len(keyCols))
+		order := make([]string, len(keyCols))
+		for i, c := range keyCols {
+			exprs[i], order[i] = c.keyExpr(), c.ident()
+		}
+		t.keyExprs, t.order = strings.Join(exprs, ", "), strings.Join(order, ", ")
+		return t
+	}
+	t.display = cols[:min(len(cols), 4)]
+	exprs := make([]string, len(t.display))
+	for i, c := range t.display {
+		exprs[i] = "COALESCE(LEFT(" + c.keyExpr() + ", 64), 'NULL')"
+	}
+	t.dispExprs = strings.Join(exprs, ", ")
+	return t
+}
+
+// boundary returns the key that ends the chunk starting above lo: the chunk-th key after lo, or
+// nil when fewer keys remain (the chunk runs to the end).
+func (t *table) boundary(ctx context.Context, q Querier, lo []string, size int) ([]string, error) {
+	query := "SELECT " + t.keyExprs + " FROM " + t.src + t.where(chunk{lo: lo}) + " ORDER BY " + t.order +
+		fmt.Sprintf(" LIMIT 1 OFFSET %d", size-1)
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("find the chunks of %s: %w", t.name, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, rows.Err()
+	}
+	vals, err := scanStrings(rows, len(t.key))
+	if err != nil {
+		return nil, fmt.Errorf("find the chunks of %s: %w", t.name, err)
+	}
+	return vals, rows.Err()
+}
+
+// where is the WHERE clause of a chunk, "" for the whole table. A key above lo and up to hi is
+// written out column by column ((a > x) OR (a = x AND b > y) ...), which every server turns into
+// index ranges.
+func (t *table) where(c chunk) string {
+	var conds []string
+	if c.lo != nil {
+		conds = append(conds, t.compare(c.lo, ">", ">"))
+	}
+	if c.hi != nil {
+		conds = append(conds, t.compare(c.hi, "<", "<="))
+	}
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// compare is (key) op (vals) in lexicographic order: strict on every column but the last, last
+// on the last one.
+func (t *table) compare(vals []string, strict, last string) string {
+	ors := make([]string, len(t.key))
+	for i := range t.key {
+		ands := make([]string, 0, i+1)
+		for j := 0; j < i; j++ {
+			ands = append(ands, t.key[j].ident()+" = "+t.key[j].literal(vals[j]))
+		}
+		op := strict
+		if i == len(t.key)-1 {
+			op = last
+		}
+		ands = append(ands, t.key[i].ident()+" "+op+" "+t.key[i].literal(vals[i]))
+		ors[i] = "(" + strings.Join(ands, " AND ") + ")"
+	}
+	return "(" + strings.Join(ors, " OR ") + ")"
+}
+
+func (t *table) checksum(ctx context.Context, q Querier, from string, c chunk) (checksum, error) {
+	query := "SELECT COUNT(*), COALESCE(SUM(CAST(CONV(LEFT(h, 16), 16, 10) AS UNSIGNED)), 0), COALESCE(SUM(CAST(CONV(RIGHT(h, 16), 16, 10) AS UNSIGNED)), 0)" +
+		" FROM (SELECT " + t.digest + " AS h FROM " + from + t.where(c) + ") d"
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return checksum{}, fmt.Errorf("checksum %s: %w", t.name, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return checksum{}, fmt.Errorf("checksum %s: %w", t.name, err)
+		}
+		return checksum{}, fmt.Errorf("checksum %s: no result", t.name)
+	}
+	var s checksum
+	if err := rows.Scan(&s.rows, &s.a, &s.b); err != nil {
+		return checksum{}, fmt.Errorf("checksum %s: %w", t.name, err)
+	}
+	return s, rows.Err()
+}
+
+// compareChunk checksums a chunk on both sides and, when the sums differ, matches its rows.
+func (t *table) compareChunk(ctx context.Context, src, dst Querier, c chunk, opt Options, res *TableResult) error {
+	sa, err := t.checksum(ctx, src, t.src, c)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	da, err := t.checksum(ctx, dst, t.dst, c)
+	if err != nil {
+		return fmt.Errorf("target: %w", err)
+	}
+	res.Chunks++
+	n, _ := strconv.ParseInt(sa.rows, 10, 64)
+	m, _ := strconv.ParseInt(da.rows, 10, 64)
+	res.SourceRows += n
+	res.TargetRows += m
+	if sa == da {
+		return nil
+	}
+	res.RowChunks++
+	srows, err := t.rows(ctx, src, t.src, c)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	drows, err := t.rows(ctx, dst, t.dst, c)
+	if err != nil {
+		return fmt.Errorf("target: %w", err)
+	}
+	add := func(list *[]string, count *int64, key string) {
+		*count++
+		if len(*list) < opt.MaxKeys {
+			*list = append(*list, key)
+		}
+	}
+	if t.key == nil {
+		// Rows as a multiset of digests: a changed row is one missing and one extra.
+		have := map[string]int{}
+		for _, r := range drows {
+			have[r.digest]++
+		}
+		for _, r := range srows {
+			if have[r.digest] > 0 {
+				have[r.digest]--
+				continue
+			}
+			add(&res.MissingKeys, &res.Missing, r.show)
+		}
+		for _, r := range drows {
+			if have[r.digest] > 0 {
+				have[r.digest]--
+				add(&res.ExtraKeys, &res.Extra, r.show)
+			}
+		}
+		return nil
+	}
+	byKey := make(map[string]row, len(drows))
+	for _, r := range drows {
+		byKey[r.key] = r
+	}
+	for _, r := range srows {
+		d, ok := byKey[r.key]
+		switch {
+		case !ok:
+			add(&res.MissingKeys, &res.Missing, r.show)
+		case d.digest != r.digest:
+			add(&res.DifferingKeys, &res.Differing, r.show)
+		}
+		delete(byKey, r.key)
+	}
+	for _, r := range drows {
+		if _, ok := byKey[r.key]; ok {
+			add(&res.ExtraKeys, &res.Extra, r.show)
+		}
+	}
+	return nil
+}
+
+// row is one row of a chunk that differs: its key as read, its digest, and how to show it.
+type row struct{ key, digest, show string }
+
+// rows reads a chunk's rows in key order.
+func (t *table) rows(ctx context.Context, q Querier, from string, c chunk) ([]row, error) {
+	exprs, shown := t.keyExprs, t.key
+	if t.key == nil {
+		exprs, shown = t.dispExprs, t.display
+	}
+	query := "SELECT " + t.digest + ", " + exprs + " FROM " + from + t.where(c)
+	if t.order != "" {
+		query += " ORDER BY " + t.order
+	}
+	rs, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("read the rows of %s: %w", t.name, err)
+	}
+	defer rs.Close()
+	var out []row
+	for rs.Next() {
+		vals, err := scanStrings(rs, 1+len(shown))
+		if err != nil {
+			return nil, fmt.Errorf("read the rows of %s: %w", t.name, err)
+		}
+		parts := make([]string, len(shown))
+		for i, c := range shown {
+			v := vals[1+i]
+			if t.key == nil && v == "NULL" {
+				parts[i] = c.name + "=NULL"
+				continue
+			}
+			parts[i] = c.name + "=" + c.display(v)
+		}
+		out = append(out, row{key: strings.Join(vals[1:], "\x00"), digest: vals[0], show: strings.Join(parts, ",")})
+	}
+	return out, rs.Err()
+}
+
+// scanStrings scans n columns of the current row as strings (NULL as "").
+func scanStrings(rows *sql.Rows, n int) ([]string, error) {
+	raw := make([]sql.RawBytes, n)
+	ptrs := make([]any, n)
+	for i := range raw {
+		ptrs[i] = &raw[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	out := make([]string, n)
+	for i, b := range raw {
+		out[i] = string(b)
+	}
+	return out, nil
+}
