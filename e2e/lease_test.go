@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -266,4 +267,32 @@ func TestLease_partitionedOwnerIsFenced(t *testing.T) {
 	e.assertEqual(workload.Tables)
 	b.signal(syscall.SIGTERM)
 	b.wait(10 * time.Second)
+}
+
+// TestLease_stopStopsTheStandbyToo: vplayer stop stops the workflow: the owner exits, and the
+// standby that waited on it does not take over but exits 0 as well.
+func TestLease_stopStopsTheStandbyToo(t *testing.T) {
+	e := newEnv(t)
+	e.createWorkload()
+	a := e.startVplayer("--lease-ttl", leaseTTL.String())
+	e.waitRunning(30 * time.Second)
+	a.waitOutput("workflow lease acquired", 10*time.Second)
+	b := e.startVplayer("--lease-ttl", leaseTTL.String())
+	b.waitOutput("waiting as a standby", 10*time.Second)
+	out, err := exec.Command(binary, "stop", "--target", e.target.DSN(""), "--workflow", e.workflow).CombinedOutput()
+	if err != nil {
+		t.Fatalf("vplayer stop: %v\n%s", err, out)
+	}
+	if code := a.wait(5 * time.Second); code != 0 {
+		t.Errorf("owner exited with %d after vplayer stop, want 0", code)
+	}
+	if code := b.wait(leaseTTL + 5*time.Second); code != 0 {
+		t.Errorf("standby exited with %d after vplayer stop, want 0", code)
+	}
+	if strings.Contains(b.out.String(), "workflow lease acquired") && !strings.Contains(b.out.String(), "not taking over") {
+		t.Errorf("the standby took the stopped workflow over:\n%s", b.out.String())
+	}
+	if r := e.record(); r.State != "Stopped" {
+		t.Errorf("state = %q, want Stopped", r.State)
+	}
 }

@@ -406,9 +406,18 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 		owner = DefaultOwner()
 	}
 	var last workflow.Holder
+	waited := false
 	for {
 		lease, h, err := s.store.Acquire(ctx, s.id, s.cfg.Workflow, owner, ttl)
 		switch {
+		case err == nil && waited && s.stopRequested(ctx):
+			// The owner this standby waited on was stopped by vplayer stop: that stops the
+			// workflow, not just one process of it.
+			s.log.Info("workflow was stopped by vplayer stop while this process waited as a standby; not taking over", "state", workflow.StateStopped)
+			if err := lease.Release(); err != nil {
+				s.log.Warn("could not release the workflow lease; it expires by itself", "error", err)
+			}
+			return nil, nil
 		case err == nil:
 			s.log.Info("workflow lease acquired", "owner", owner, "epoch", lease.Epoch(), "ttl", ttl)
 			return lease, nil
@@ -418,6 +427,7 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 			}
 			return nil, err
 		}
+		waited = true
 		if h.Owner != last.Owner || h.Epoch != last.Epoch {
 			s.log.Info("workflow owned by another process; waiting as a standby", "owner", h.Owner, "until", h.Until.UTC().Format(time.RFC3339Nano))
 			last = h
@@ -430,6 +440,12 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 		case <-t.C:
 		}
 	}
+}
+
+// stopRequested reports whether the record says vplayer stop stopped the workflow.
+func (s *Stream) stopRequested(ctx context.Context) bool {
+	rec, err := s.store.Get(ctx, s.cfg.Workflow)
+	return err == nil && rec.State == workflow.StateStopped && rec.Message == workflow.StopRequestedMessage
 }
 
 // lost ends the stream after its lease was taken over: it logs who owns the workflow now and

@@ -23,6 +23,9 @@ const (
 	StateError   = "Error"
 )
 
+// StopRequestedMessage is the message vplayer stop records with state Stopped.
+const StopRequestedMessage = "Stopped by vplayer stop"
+
 // MaxMessageBytes bounds the stored message; longer ones are cut in the middle.
 const MaxMessageBytes = 950
 

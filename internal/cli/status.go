@@ -134,7 +134,7 @@ func stopCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := store.SetState(ctx, rec.ID, workflow.StateStopped, "Stopped by vplayer stop"); err != nil {
+	if err := store.SetState(ctx, rec.ID, workflow.StateStopped, workflow.StopRequestedMessage); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "workflow %s: state set to Stopped (was %s); a running vplayer stops within a second\n", *wf, rec.State)
