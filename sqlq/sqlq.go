@@ -29,34 +29,15 @@ func String(s string) string {
 // AppendString appends s to b as a quoted MySQL string literal, escaping every byte that needs it
 // so that any byte sequence passes through unchanged (the session must not use
 // NO_BACKSLASH_ESCAPES).
-func AppendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte { return appendQuoted(b, s) }
+
+// AppendBytes is AppendString for a byte slice.
+func AppendBytes(b []byte, s []byte) []byte { return appendQuoted(b, s) }
+
+func appendQuoted[T string | []byte](b []byte, s T) []byte {
 	b = append(b, '\'')
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
-		case 0:
-			b = append(b, '\\', '0')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case 0x1a:
-			b = append(b, '\\', 'Z')
-		case '\'':
-			b = append(b, '\\', '\'')
-		case '\\':
-			b = append(b, '\\', '\\')
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '\'')
-}
-
-// AppendBytes is AppendString for a byte slice.
-func AppendBytes(b []byte, s []byte) []byte {
-	b = append(b, '\'')
-	for _, c := range s {
-		switch c {
 		case 0:
 			b = append(b, '\\', '0')
 		case '\n':
