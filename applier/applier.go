@@ -300,9 +300,9 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 				return err
 			}
 		case event.Commit:
-			if err := a.flushGroup(); err != nil {
-				return err
-			}
+			// The row group stays open across the commit: the transactions of a fetch share one
+			// target transaction, so consecutive inserts (or key deletes) of one table from
+			// successive source transactions become one statement, in the same order.
 			a.inTxn = false
 			a.pos, a.txTime = e.Pos, e.Timestamp
 			a.commits++
