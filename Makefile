@@ -13,7 +13,7 @@ ifdef VPLAYER_MYSQLD
 export VPLAYER_MYSQLD
 endif
 
-.PHONY: all deps test vet build demo
+.PHONY: all deps test vet build demo bench
 
 all: vet build test
 
@@ -34,3 +34,10 @@ build:
 
 demo: deps
 	$(GO) run ./cmd/vplayer demo
+
+# bench times vplayer against native replication on local servers (several minutes) and writes
+# bench/results/*.json; BENCH_FLAGS=--quick runs it in about a minute. Its quick mode also runs
+# inside `make test` (bench/bench_test.go).
+BENCH_FLAGS ?=
+bench: deps
+	$(GO) run ./cmd/vplayer bench $(BENCH_FLAGS)

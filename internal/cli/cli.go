@@ -34,6 +34,7 @@ Usage:
   vplayer stop   --target DSN --workflow W                         ask a running workflow to stop
   vplayer diff   --workflow W --source DSN --target DSN [flags]   compare source and target at one position
   vplayer demo                                                     replicate a live workload locally
+  vplayer bench  [--mode catchup|insert|lag|all] [--quick]         time vplayer against native replication locally
 
 DSNs use the go-sql-driver form user:pass@tcp(host:port)/db. VPLAYER_SOURCE_PASSWORD and
 VPLAYER_TARGET_PASSWORD override the DSN passwords so they stay out of ps.
@@ -59,6 +60,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = diffCmd(args[1:], stdout, stderr)
 	case "demo":
 		err = demoCmd(args[1:], stdout, stderr)
+	case "bench":
+		err = benchCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, topUsage)
 		return ExitOK

@@ -1,0 +1,108 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/vplayer/vplayer/bench"
+	"github.com/vplayer/vplayer/internal/cli"
+	"github.com/vplayer/vplayer/internal/mysqld"
+)
+
+// childEnv makes this test binary act as the vplayer binary, so that the benchmark can run
+// vplayer as a separate process, as `vplayer bench` does with itself.
+const childEnv = "VPLAYER_BENCH_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func requireServer(t *testing.T) {
+	t.Helper()
+	if _, err := mysqld.Find(); errors.Is(err, mysqld.ErrNotFound) {
+		if os.Getenv("VPLAYER_REQUIRE_MYSQL") == "1" {
+			t.Fatalf("VPLAYER_REQUIRE_MYSQL=1 but no server binary: %v", err)
+		}
+		t.Skipf("no mysqld/mariadbd (install mariadb-server or set VPLAYER_MYSQLD): %v", err)
+	}
+}
+
+// TestRun_quick runs every mode of the benchmark on small backlogs, so that `make bench` cannot
+// rot: it must complete, every target must equal the source, and every figure must be there. The
+// figures themselves are not asserted: they are benchmark results, printed.
+func TestRun_quick(t *testing.T) {
+	requireServer(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	var out bytes.Buffer
+	results, err := bench.Run(ctx, &out, bench.Options{
+		Quick:        true,
+		Transactions: 1000,
+		RowsPerTable: 1000,
+		Duration:     2 * time.Second,
+		ResultsDir:   dir,
+		Vplayer:      []string{exe},
+		Env:          []string{childEnv + "=1"},
+	})
+	t.Logf("bench output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var modes []string
+	for _, r := range results {
+		modes = append(modes, r.Mode)
+		if got, want := len(r.Appliers), 3; got != want {
+			t.Fatalf("%s: %d appliers, want %d", r.Mode, got, want)
+		}
+		for _, a := range r.Appliers {
+			if !a.TargetEqual {
+				t.Errorf("%s: %s's target is not equal to the source", r.Mode, a.Name)
+			}
+			if r.Mode == bench.ModeLag {
+				if a.Stamps == 0 || a.LagP99Ms < a.LagP50Ms {
+					t.Errorf("%s: %s: %d stamps, p50 %v ms, p99 %v ms", r.Mode, a.Name, a.Stamps, a.LagP50Ms, a.LagP99Ms)
+				}
+			} else if a.TransactionsPerSec <= 0 || a.RowsPerSec < a.TransactionsPerSec {
+				t.Errorf("%s: %s: %v txn/s, %v rows/s", r.Mode, a.Name, a.TransactionsPerSec, a.RowsPerSec)
+			}
+		}
+		if v := r.Appliers[0]; v.Name != "vplayer" || v.PeakRSSBytes <= 0 {
+			t.Errorf("%s: first applier %s with peak RSS %d, want vplayer's, measured", r.Mode, v.Name, v.PeakRSSBytes)
+		}
+		if r.Mode != bench.ModeLag && len(r.Ratios) != 2 {
+			t.Errorf("%s: ratios %v, want one per native replica", r.Mode, r.Ratios)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, r.Mode+"-quick.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back bench.Result
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s-quick.json: %v", r.Mode, err)
+		}
+		if back.Workload.Transactions != r.Workload.Transactions || len(back.Appliers) != 3 {
+			t.Errorf("%s-quick.json does not hold the printed result", r.Mode)
+		}
+	}
+	if want := []string{"catchup", "insert", "lag"}; !slices.Equal(modes, want) {
+		t.Errorf("modes run: %v, want %v", modes, want)
+	}
+}

@@ -1,0 +1,144 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// backlog is a kind of backlog to catch up.
+type backlog struct {
+	mode string
+	// describe says what one transaction is, for the table's header.
+	describe string
+	// source returns the generator of the backlog's transactions.
+	source func(ctx context.Context, c *cluster) (txnSource, error)
+}
+
+var oltpBacklog = backlog{
+	mode:     ModeCatchup,
+	describe: "oltp_write_only mix: update k by key, update c by key, delete + re-insert of a key, tables chosen at random",
+	source: func(context.Context, *cluster) (txnSource, error) {
+		return func(g *rowGen, _ int64) []string { return g.oltpWrite() }, nil
+	},
+}
+
+var insertBacklog = backlog{
+	mode:     ModeInsert,
+	describe: "inserts only: 1/2 one single-row INSERT, 1/4 one 10-row INSERT, 1/4 five single-row INSERTs in one transaction",
+	source: func(ctx context.Context, c *cluster) (txnSource, error) {
+		next := map[string]*atomic.Int64{}
+		for _, t := range tables {
+			var top int64
+			if err := c.src.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM "+qualified(t)).Scan(&top); err != nil {
+				return nil, err
+			}
+			next[t] = &atomic.Int64{}
+			next[t].Store(top)
+		}
+		return func(g *rowGen, _ int64) []string { return g.inserts(next) }, nil
+	},
+}
+
+// catchup builds one backlog on the source while every applier is stopped, then times each
+// applier's catch-up of it, one at a time, and compares every target with the source.
+func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
+	c.say("\n== %s: a backlog of %d transactions (%s)", b.mode, c.o.Transactions, b.describe)
+	next, err := b.source(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	st, err := generate(ctx, c.src, int64(c.o.Transactions), c.o.RowsPerTable, seedFor(b.mode), nil, next)
+	if err != nil {
+		return nil, err
+	}
+	want, err := c.sourcePos(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.say("  wrote %d transactions, %d row changes on the source in %.1fs (%.0f/s); source at %s; every applier stopped",
+		st.Transactions, st.Rows, st.Elapsed.Seconds(), float64(st.Transactions)/st.Elapsed.Seconds(), want)
+	r := c.newResult(b.mode)
+	r.Workload = Workload{
+		Description:  b.describe,
+		Generator:    "built-in (sysbench is not used)",
+		Tables:       len(tables),
+		RowsPerTable: c.o.RowsPerTable,
+		Transactions: st.Transactions,
+		RowChanges:   st.Rows,
+	}
+
+	c.say("  timing vplayer (a separate process; from its start until its record's pos contains %s)...", want)
+	tm, err := c.timeVplayer(ctx, b.mode, want, st)
+	if err != nil {
+		return r, err
+	}
+	r.add(Applier{Name: nameVplayer, PeakRSSBytes: tm.rss}, tm, st)
+	c.say("    %s", r.Appliers[len(r.Appliers)-1].line())
+
+	for _, n := range c.natives() {
+		c.say("  timing %s (from START SLAVE until MASTER_GTID_WAIT('%s') returns)...", n.name, want)
+		tm, err := n.catchUp(ctx, want, c.sourcePID)
+		if err != nil {
+			return r, err
+		}
+		r.add(Applier{Name: n.name}, tm, st)
+		c.say("    %s", r.Appliers[len(r.Appliers)-1].line())
+	}
+	r.ratios()
+	c.say("  comparing each target with the source...")
+	equal, err := c.verify(ctx)
+	r.setEqual(equal)
+	return r, err
+}
+
+// timing is one applier's catch-up.
+type timing struct {
+	took time.Duration
+	// CPU seconds used during the catch-up by the vplayer process (0 for a native replica), the
+	// target server and the source server.
+	applierCPU, targetCPU, sourceCPU float64
+	rss                              int64 // vplayer's peak RSS; 0 when not measured
+}
+
+// timeVplayer runs vplayer until it has caught up with want.
+func (c *cluster) timeVplayer(ctx context.Context, mode, want string, st genStats) (timing, error) {
+	if c.o.CPUProfile != "" {
+		return c.profileVplayer(ctx, mode, want, st)
+	}
+	var tm timing
+	cpu := startCPU(c.vtargetPID, c.sourcePID)
+	p, err := c.startVplayer(ctx, "")
+	if err != nil {
+		return tm, err
+	}
+	if err := p.waitFor(ctx, c.store, want); err != nil {
+		p.stop()
+		return tm, err
+	}
+	tm.took = time.Since(p.started)
+	used := cpu.stop()
+	tm.targetCPU, tm.sourceCPU = used[0], used[1]
+	if t, err := cpuTime(p.cmd.Process.Pid); err == nil {
+		tm.applierCPU = round(t.Seconds(), 2)
+	}
+	rss, rerr := p.peakRSS()
+	if err := p.stop(); err != nil {
+		return tm, err
+	}
+	if rerr != nil {
+		return tm, fmt.Errorf("read vplayer's peak RSS: %w", rerr)
+	}
+	tm.rss = rss
+	return tm, nil
+}
+
+// seedFor makes each mode's backlog repeatable.
+func seedFor(mode string) uint64 {
+	var h uint64 = 14695981039346656037
+	for i := 0; i < len(mode); i++ {
+		h = (h ^ uint64(mode[i])) * 1099511628211
+	}
+	return h
+}

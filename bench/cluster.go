@@ -1,0 +1,299 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/vplayer/vplayer/internal/compare"
+	"github.com/vplayer/vplayer/internal/mysqld"
+	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// dbName is the benchmark's database on every server; workflowName its vplayer workflow.
+const (
+	dbName       = "bench"
+	workflowName = "bench"
+)
+
+// Server ids: distinct for every server and for vplayer's binlog connection (derived from the
+// workflow name, far above these).
+const (
+	sourceID   = 1
+	vplayerID  = 2
+	single1ID  = 3
+	parallelID = 4
+)
+
+// Names of the appliers, as the table and the JSON show them.
+const (
+	nameVplayer  = "vplayer"
+	nameSingle   = "native 1 thread"
+	nameParallel = "native 4 threads optimistic"
+)
+
+// parallelThreads is the native parallel replica's slave_parallel_threads.
+const parallelThreads = 4
+
+// cluster is the run's four servers and their pools.
+type cluster struct {
+	w   io.Writer
+	o   Options
+	tmp string // vplayer logs
+
+	source, vtarget, single, parallel *mysqld.Server
+	// Pools on database bench. src is the generators' pool.
+	src, vdst, sdst, pdst *sql.DB
+	store                 *workflow.Store
+	// startPos is where the vplayer workflow starts: the source position after the schema.
+	startPos string
+	// Process ids of the servers, for their CPU time.
+	sourcePID, vtargetPID, singlePID, parallelPID int
+}
+
+// native is one native replica.
+type native struct {
+	name    string
+	server  *mysqld.Server
+	db      *sql.DB
+	pid     int
+	threads int
+}
+
+func (c *cluster) natives() []native {
+	return []native{
+		{name: nameSingle, server: c.single, db: c.sdst, pid: c.singlePID, threads: 0},
+		{name: nameParallel, server: c.parallel, db: c.pdst, pid: c.parallelPID, threads: parallelThreads},
+	}
+}
+
+func (c *cluster) say(format string, args ...any) {
+	fmt.Fprintf(c.w, format+"\n", args...)
+}
+
+// startCluster starts the four servers in parallel, with identical settings, creates the schema
+// and points the native replicas at the source.
+func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err error) {
+	c := &cluster{w: w, o: o}
+	defer func() {
+		if err != nil {
+			c.close()
+		}
+	}()
+	if c.tmp, err = os.MkdirTemp("", "vplayer-bench-"); err != nil {
+		return nil, err
+	}
+	bin, err := mysqld.Find()
+	if err != nil {
+		return nil, err
+	}
+	c.say("Starting 4 servers from %s: source, vplayer target, 2 native replicas; on every one innodb_flush_log_at_trx_commit=1, sync_binlog=1, log_bin + log_slave_updates, innodb_buffer_pool_size=%s", bin, o.BufferPool)
+	specs := []struct {
+		s    **mysqld.Server
+		name string
+		id   uint32
+	}{
+		{&c.source, "bench-source", sourceID},
+		{&c.vtarget, "bench-vplayer", vplayerID},
+		{&c.single, "bench-native1", single1ID},
+		{&c.parallel, "bench-native4", parallelID},
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(specs))
+	for i, sp := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			*sp.s, errs[i] = mysqld.Start(ctx, serverOptions(sp.name, sp.id, o.BufferPool))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return c, fmt.Errorf("start servers: %w", err)
+	}
+	c.say("  source %s (%s), vplayer target %s, native replicas %s and %s",
+		c.source.Addr(), c.source.Version(), c.vtarget.Addr(), c.single.Addr(), c.parallel.Addr())
+	if c.source.Flavor() != mysqld.FlavorMariaDB {
+		return c, fmt.Errorf("the benchmark's native replicas need MariaDB; %s is %s", c.source.Version(), c.source.Flavor())
+	}
+	for _, p := range []struct {
+		db **sql.DB
+		s  *mysqld.Server
+	}{{&c.src, c.source}, {&c.vdst, c.vtarget}, {&c.sdst, c.single}, {&c.pdst, c.parallel}} {
+		if *p.db, err = open(p.s); err != nil {
+			return c, err
+		}
+	}
+	c.store = workflow.New(c.vdst, "_vt")
+	for _, p := range []struct {
+		pid *int
+		db  *sql.DB
+	}{{&c.sourcePID, c.src}, {&c.vtargetPID, c.vdst}, {&c.singlePID, c.sdst}, {&c.parallelPID, c.pdst}} {
+		if *p.pid, err = serverPID(ctx, p.db); err != nil {
+			return c, fmt.Errorf("read a server's process id: %w", err)
+		}
+	}
+	for _, n := range c.natives() {
+		if err := n.server.ReplicateFrom(ctx, c.source, ""); err != nil {
+			return c, err
+		}
+	}
+	// The natives will replicate the schema from the source's binlog; vplayer's target gets it
+	// directly (vplayer ignores DDL by default), and vplayer starts after it.
+	for _, db := range []*sql.DB{c.src, c.vdst} {
+		if err := createSchema(ctx, db); err != nil {
+			return c, err
+		}
+	}
+	if c.startPos, err = c.source.GTIDPos(ctx); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// serverOptions are the same for every server but its name and id.
+func serverOptions(name string, id uint32, bufferPool string) mysqld.Options {
+	return mysqld.Options{
+		Name:     name,
+		ServerID: id,
+		Binlog:   true, // log_bin and log_slave_updates on every server
+		Durable:  true,
+		ExtraArgs: []string{
+			"--innodb-buffer-pool-size=" + bufferPool,
+			"--max-connections=500",
+		},
+	}
+}
+
+// open returns a pool on database bench, created on first use, with multi statements allowed.
+func open(s *mysqld.Server) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(s.DSN(""))
+	if err != nil {
+		return nil, err
+	}
+	cfg.MultiStatements = true
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxIdleConns(32)
+	return db, nil
+}
+
+func (c *cluster) close() {
+	for _, db := range []*sql.DB{c.src, c.vdst, c.sdst, c.pdst} {
+		if db != nil {
+			db.Close()
+		}
+	}
+	var wg sync.WaitGroup
+	for _, s := range []*mysqld.Server{c.source, c.vtarget, c.single, c.parallel} {
+		if s != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.Stop()
+			}()
+		}
+	}
+	wg.Wait()
+	if c.tmp != "" {
+		os.RemoveAll(c.tmp)
+	}
+}
+
+// sourcePos returns the source's GTID position ("0-1-1234").
+func (c *cluster) sourcePos(ctx context.Context) (string, error) {
+	return c.source.GTIDPos(ctx)
+}
+
+// load fills the tables on the source and lets every applier replicate them, untimed; every
+// applier is stopped when it returns.
+func (c *cluster) load(ctx context.Context) error {
+	began := time.Now()
+	c.say("Loading %d tables of %d rows on the source and replicating them to every target (untimed)...", len(tables), c.o.RowsPerTable)
+	if err := loadTables(ctx, c.src, c.o.RowsPerTable); err != nil {
+		return err
+	}
+	if err := c.catchUpAll(ctx, "MariaDB/"+c.startPos); err != nil {
+		return err
+	}
+	c.say("  loaded and replicated in %.1fs", time.Since(began).Seconds())
+	return nil
+}
+
+// catchUpAll lets every applier, one at a time, catch up with the source, untimed, and stops it.
+// startPos is vplayer's --start-pos (empty: resume from the record).
+func (c *cluster) catchUpAll(ctx context.Context, startPos string) error {
+	want, err := c.sourcePos(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := c.startVplayer(ctx, startPos)
+	if err != nil {
+		return err
+	}
+	if err := v.waitFor(ctx, c.store, want); err != nil {
+		v.stop()
+		return err
+	}
+	if err := v.stop(); err != nil {
+		return err
+	}
+	for _, n := range c.natives() {
+		if _, err := n.catchUp(ctx, want, c.sourcePID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verify compares every target with the source, table by table, printing each difference. All
+// appliers must have caught up with the same source position.
+func (c *cluster) verify(ctx context.Context) (map[string]bool, error) {
+	equal := map[string]bool{}
+	var bad []string
+	for _, t := range []struct {
+		name string
+		db   *sql.DB
+	}{{nameVplayer, c.vdst}, {nameSingle, c.sdst}, {nameParallel, c.pdst}} {
+		rs, err := compare.Tables(ctx, c.src, t.db, dbName, dbName, append(append([]string{}, tables...), stampTable))
+		if err != nil {
+			return equal, fmt.Errorf("compare %s's target: %w", t.name, err)
+		}
+		equal[t.name] = compare.AllEqual(rs)
+		if !equal[t.name] {
+			bad = append(bad, t.name)
+			c.say("  %s's target DIFFERS from the source:", t.name)
+			for _, r := range rs {
+				c.say("    %s", r)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return equal, fmt.Errorf("target of %s does not equal the source", strings.Join(bad, ", "))
+	}
+	c.say("  every target equals the source (%d tables compared, every column as HEX())", len(tables)+1)
+	return equal, nil
+}
+
+// createSchema creates database bench and its tables.
+func createSchema(ctx context.Context, db *sql.DB) error {
+	stmts := append([]string{"CREATE DATABASE " + sqlq.Ident(dbName)}, schema()...)
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	return nil
+}

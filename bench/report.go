@@ -1,0 +1,233 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Result is one mode's outcome: what its JSON file holds and its printed table shows.
+type Result struct {
+	Mode  string    `json:"mode"`
+	Quick bool      `json:"quick"`
+	Time  time.Time `json:"time"`
+	// Server is the servers' version; CPUs the machine's.
+	Server   string   `json:"server"`
+	CPUs     int      `json:"cpus"`
+	Settings Settings `json:"settings"`
+	Workload Workload `json:"workload"`
+	// Appliers are vplayer first, then the native replicas.
+	Appliers []Applier `json:"appliers"`
+	// Ratios are vplayer's throughput divided by each native replica's, keyed
+	// "vplayer/<native name>" (catchup and insert modes).
+	Ratios map[string]float64 `json:"ratios,omitempty"`
+}
+
+// Settings are what every server ran with.
+type Settings struct {
+	InnodbFlushLogAtTrxCommit int    `json:"innodb_flush_log_at_trx_commit"`
+	SyncBinlog                int    `json:"sync_binlog"`
+	LogBin                    bool   `json:"log_bin"`
+	LogSlaveUpdates           bool   `json:"log_slave_updates"`
+	InnodbBufferPoolSize      string `json:"innodb_buffer_pool_size"`
+	// Timing says what was timed and how.
+	Timing string `json:"timing"`
+}
+
+// Workload is what the source wrote.
+type Workload struct {
+	Description  string `json:"description"`
+	Generator    string `json:"generator"`
+	Tables       int    `json:"tables"`
+	RowsPerTable int    `json:"rows_per_table"`
+	Transactions int64  `json:"transactions"`
+	RowChanges   int64  `json:"row_changes"`
+	// Rate and Seconds are the lag mode's target rate (transactions/s) and duration per applier.
+	Rate    int     `json:"rate,omitempty"`
+	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// Applier is one applier's figures.
+type Applier struct {
+	Name string `json:"name"`
+	// Seconds is the catch-up time (catchup and insert modes).
+	Seconds            float64 `json:"seconds,omitempty"`
+	TransactionsPerSec float64 `json:"transactions_per_sec,omitempty"`
+	RowsPerSec         float64 `json:"rows_per_sec,omitempty"`
+	// PeakRSSBytes is vplayer's VmHWM; 0 when not measured.
+	PeakRSSBytes int64 `json:"peak_rss_bytes,omitempty"`
+	// CPU seconds used during the catch-up by the vplayer process (absent for a native replica:
+	// it runs inside the target server), by the target server and by the source server.
+	CPUApplierSeconds float64 `json:"cpu_applier_seconds,omitempty"`
+	CPUTargetSeconds  float64 `json:"cpu_target_seconds,omitempty"`
+	CPUSourceSeconds  float64 `json:"cpu_source_seconds,omitempty"`
+	// Lag mode: the source's achieved rate while this applier ran, and the delay percentiles of
+	// the timestamps, in milliseconds.
+	SourceRate float64 `json:"source_rate,omitempty"`
+	Stamps     int     `json:"stamps,omitempty"`
+	LagP50Ms   float64 `json:"lag_p50_ms,omitempty"`
+	LagP99Ms   float64 `json:"lag_p99_ms,omitempty"`
+	LagMaxMs   float64 `json:"lag_max_ms,omitempty"`
+	// SourceCommitP99Ms is the p99 of the time the stamps took to commit on the source: the part
+	// of the lag that comes before any applier can see the write.
+	SourceCommitP99Ms float64 `json:"source_commit_p99_ms,omitempty"`
+	// TargetEqual reports that the target equalled the source at the end of the mode.
+	TargetEqual bool `json:"target_equal"`
+}
+
+func (c *cluster) newResult(mode string) *Result {
+	return &Result{
+		Mode:   mode,
+		Quick:  c.o.Quick,
+		Time:   time.Now().UTC().Truncate(time.Second),
+		Server: c.source.Version(),
+		CPUs:   runtime.NumCPU(),
+		Settings: Settings{
+			InnodbFlushLogAtTrxCommit: 1,
+			SyncBinlog:                1,
+			LogBin:                    true,
+			LogSlaveUpdates:           true,
+			InnodbBufferPoolSize:      c.o.BufferPool,
+			Timing:                    timingNote(mode),
+		},
+	}
+}
+
+func timingNote(mode string) string {
+	if mode == ModeLag {
+		return "appliers run one at a time while the source writes at a fixed rate; a timestamp row written on the source every 100ms is read on the target every 10ms; lag = time first seen on the target - time written"
+	}
+	return "appliers catch up one at a time, never two at once; vplayer from process start until its record's pos contains the source position (polled every 10ms); native from START SLAVE until MASTER_GTID_WAIT returns"
+}
+
+// add appends a catch-up applier's figures for a backlog of st.
+func (r *Result) add(a Applier, tm timing, st genStats) {
+	s := tm.took.Seconds()
+	a.Seconds = round(s, 3)
+	a.CPUApplierSeconds, a.CPUTargetSeconds, a.CPUSourceSeconds = tm.applierCPU, tm.targetCPU, tm.sourceCPU
+	a.TransactionsPerSec = round(float64(st.Transactions)/s, 0)
+	a.RowsPerSec = round(float64(st.Rows)/s, 0)
+	r.Appliers = append(r.Appliers, a)
+}
+
+// ratios fills Ratios: vplayer's transactions per second over each native's.
+func (r *Result) ratios() {
+	if len(r.Appliers) == 0 || r.Appliers[0].Name != nameVplayer {
+		return
+	}
+	v := r.Appliers[0].TransactionsPerSec
+	for _, a := range r.Appliers[1:] {
+		if a.TransactionsPerSec > 0 {
+			if r.Ratios == nil {
+				r.Ratios = map[string]float64{}
+			}
+			r.Ratios[nameVplayer+"/"+a.Name] = round(v/a.TransactionsPerSec, 2)
+		}
+	}
+}
+
+func (r *Result) setEqual(equal map[string]bool) {
+	for i := range r.Appliers {
+		r.Appliers[i].TargetEqual = equal[r.Appliers[i].Name]
+	}
+}
+
+func round(x float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	return float64(int64(x*p+0.5)) / p
+}
+
+// line is an applier's figures on one line, for progress output.
+func (a Applier) line() string {
+	if a.Stamps > 0 {
+		return fmt.Sprintf("%s: lag p50 %.0f ms, p99 %.0f ms, max %.0f ms over %d stamps (source at %.0f txn/s, its stamp commits p99 %.0f ms)",
+			a.Name, a.LagP50Ms, a.LagP99Ms, a.LagMaxMs, a.Stamps, a.SourceRate, a.SourceCommitP99Ms)
+	}
+	return fmt.Sprintf("%s: %.2fs, %.0f txn/s, %.0f rows/s; CPU %s", a.Name, a.Seconds, a.TransactionsPerSec, a.RowsPerSec, a.cpu())
+}
+
+// cpu is "applier/target/source" CPU seconds, "-" for an applier that is not a process of its
+// own.
+func (a Applier) cpu() string {
+	app := "-"
+	if a.CPUApplierSeconds > 0 {
+		app = fmt.Sprintf("%.1f", a.CPUApplierSeconds)
+	}
+	return fmt.Sprintf("%s/%.1f/%.1f s", app, a.CPUTargetSeconds, a.CPUSourceSeconds)
+}
+
+func mib(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}
+
+// print writes the mode's table.
+func (r *Result) print(w io.Writer) {
+	fmt.Fprintf(w, "\n%s (%s, %d CPUs, durable: innodb_flush_log_at_trx_commit=1, sync_binlog=1, binlog on every server)\n", strings.ToUpper(r.Mode), r.Server, r.CPUs)
+	wl := r.Workload
+	if r.Mode == ModeLag {
+		fmt.Fprintf(w, "source at %d txn/s for %.0fs per applier, %s; %d tables x %d rows\n", wl.Rate, wl.Seconds, wl.Description, wl.Tables, wl.RowsPerTable)
+	} else {
+		fmt.Fprintf(w, "backlog: %d transactions, %d row changes (%s); %d tables x %d rows\n", wl.Transactions, wl.RowChanges, wl.Description, wl.Tables, wl.RowsPerTable)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if r.Mode == ModeLag {
+		fmt.Fprintln(tw, "applier\tsource txn/s\tsource commit p99\tstamps\tlag p50\tlag p99\tlag max\tpeak RSS\ttarget\t")
+		for _, a := range r.Appliers {
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f ms\t%d\t%.0f ms\t%.0f ms\t%.0f ms\t%s\t%s\t\n", a.Name, a.SourceRate, a.SourceCommitP99Ms, a.Stamps, a.LagP50Ms, a.LagP99Ms, a.LagMaxMs, mib(a.PeakRSSBytes), equalWord(a.TargetEqual))
+		}
+	} else {
+		fmt.Fprintln(tw, "applier\tseconds\ttxn/s\trows/s\tvplayer/this\tpeak RSS\tCPU vplayer/target/source\ttarget\t")
+		for _, a := range r.Appliers {
+			ratio := "-"
+			if v, ok := r.Ratios[nameVplayer+"/"+a.Name]; ok {
+				ratio = fmt.Sprintf("%.2fx", v)
+			}
+			fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t\n", a.Name, a.Seconds, a.TransactionsPerSec, a.RowsPerSec, ratio, mib(a.PeakRSSBytes), a.cpu(), equalWord(a.TargetEqual))
+		}
+	}
+	tw.Flush()
+}
+
+func equalWord(ok bool) string {
+	if ok {
+		return "equal"
+	}
+	return "DIFFERS"
+}
+
+// fileName is the result's file name: <mode>.json, or <mode>-quick.json for a quick run.
+func (r *Result) fileName() string {
+	if r.Quick {
+		return r.Mode + "-quick.json"
+	}
+	return r.Mode + ".json"
+}
+
+// write writes the result as indented JSON into dir, replacing an earlier run's, and returns
+// the file's path.
+func (r *Result) write(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, r.fileName())
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vplayer/vplayer/bench"
+)
+
+// newBenchFlags returns vplayer bench's flags.
+func newBenchFlags(stderr io.Writer) (*pflag.FlagSet, *bench.Options) {
+	o := &bench.Options{}
+	fs := pflag.NewFlagSet("vplayer bench", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	fs.StringVar(&o.Mode, "mode", bench.ModeAll, "what to measure: catchup (OLTP write backlog), insert (insert-only backlog), lag (p50/p99 lag at a fixed source rate) or all")
+	fs.IntVar(&o.Transactions, "transactions", 0, fmt.Sprintf("transactions in each backlog (default %d; %d with --quick)", bench.DefaultTransactions, bench.DefaultQuickTransactions))
+	fs.IntVar(&o.RowsPerTable, "rows-per-table", 0, fmt.Sprintf("rows in each of the 4 tables before the backlog (default %d; %d with --quick)", bench.DefaultRowsPerTable, bench.DefaultQuickRowsPerTable))
+	fs.IntVar(&o.Rate, "rate", bench.DefaultRate, "lag mode: source transactions per second")
+	fs.DurationVar(&o.Duration, "duration", 0, fmt.Sprintf("lag mode: how long the source writes while each applier is measured (default %v; %v with --quick)", bench.DefaultDuration, bench.DefaultQuickDuration))
+	fs.BoolVar(&o.Quick, "quick", false, "small backlogs and a short lag run: the whole benchmark in about a minute")
+	fs.StringVar(&o.ResultsDir, "results-dir", "bench/results", "directory for the JSON results, one file per mode (empty: none)")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "run vplayer's timed catch-ups in process under the CPU profiler and write the profiles here (the mode is added to the name); peak RSS is then not measured")
+	fs.StringVar(&o.MemProfile, "memprofile", "", "with --cpuprofile: also write the allocation profile of each in-process catch-up here (and a .base to subtract)")
+	fs.StringVar(&o.Trace, "trace", "", "with --cpuprofile: also write an execution trace of each in-process catch-up here")
+	fs.StringVar(&o.BufferPool, "buffer-pool", bench.DefaultBufferPool, "innodb_buffer_pool_size of every server")
+	return fs, o
+}
+
+// benchCmd runs `vplayer bench`: servers it starts itself, vplayer run as a separate process
+// (this binary), timed against native replication.
+func benchCmd(args []string, stdout, stderr io.Writer) error {
+	fs, o := newBenchFlags(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if o.Rate == 0 {
+		return usagef("--rate is 0: it must be at least 1 transaction per second")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this binary, to run it as vplayer: %w", err)
+	}
+	o.Vplayer = []string{exe}
+	if err := o.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err = bench.Run(ctx, stdout, *o)
+	return err
+}
