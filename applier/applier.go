@@ -145,6 +145,7 @@ type Applier struct {
 	skipTime int64
 	lastSave time.Time
 	group    rowGroup
+	fold     fold
 	maxBatch int
 	stopped  bool
 }
@@ -282,7 +283,7 @@ func (a *Applier) release(cause error) {
 
 // apply applies one fetch.
 func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
-	for i, e := range items {
+	for _, e := range items {
 		switch e.Type {
 		case event.Begin:
 			if err := a.openTx(); err != nil {
@@ -341,9 +342,8 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 				return err
 			}
 		}
-		_ = i
 	}
-	if err := a.flushGroup(); err != nil {
+	if err := a.flushPending(); err != nil {
 		return err
 	}
 	if a.inTxn {
@@ -368,6 +368,15 @@ func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
 		return err
 	}
 	a.rows += len(e.Rows)
+	if t.foldable {
+		if err := a.fold.add(t, e.Kind, e.Rows); err != nil {
+			return err
+		}
+		if a.fold.full() {
+			return a.fold.appendTo(&a.b)
+		}
+		return nil
+	}
 	g := &a.group
 	if g.t == t && g.kind == e.Kind && e.Kind != event.Update {
 		g.rows = append(g.rows, e.Rows...)
@@ -382,6 +391,14 @@ func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
 		return a.flushGroup()
 	}
 	return nil
+}
+
+// flushPending writes every row change not yet in the batch: the row group and the fold.
+func (a *Applier) flushPending() error {
+	if err := a.flushGroup(); err != nil {
+		return err
+	}
+	return a.fold.appendTo(&a.b)
 }
 
 // flushGroup writes the pending row group into the batch.
@@ -435,7 +452,7 @@ func (a *Applier) commit(ctx context.Context) error {
 	if !a.txOpen {
 		return nil
 	}
-	if err := a.flushGroup(); err != nil {
+	if err := a.flushPending(); err != nil {
 		return err
 	}
 	now := a.cfg.Now()

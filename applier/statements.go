@@ -82,10 +82,17 @@ func (b *batch) strict() {
 
 // appendInsert appends one multi-row INSERT for rows of t.
 func appendInsert(b *batch, t *table, rows []event.Row) error {
+	return appendInsertTail(b, t, rows, t.insertShape, nil)
+}
+
+// appendInsertTail appends one multi-row INSERT for rows of t followed by tail (an ON DUPLICATE
+// KEY UPDATE clause, or nothing).
+func appendInsertTail(b *batch, t *table, rows []event.Row, shape string, tail []byte) error {
 	if b.lenient(t, rows...) {
 		defer b.strict()
 	}
-	b.begin(t.insertShape)
+	defer func() { b.buf = append(b.buf, tail...) }()
+	b.begin(shape)
 	b.buf = append(b.buf, t.insertHead...)
 	for n, r := range rows {
 		if n > 0 {

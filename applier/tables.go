@@ -43,6 +43,10 @@ type table struct {
 	cols         []column
 	key          []int // column indexes identifying a row
 	keyKind      keyKind
+	foldable     bool   // primary key and no other unique key: changes fold per key (see fold)
+	upsertTail   []byte // " ON DUPLICATE KEY UPDATE ...", for a primary-keyed table
+	upsertShape  string
+	keyTuple     []byte // the key columns as they precede IN
 	keyName      string // the index identifying rows, empty for keyAll
 	hasEnum      bool   // a writable ENUM column: see needsLenient
 	writable     []int  // non-generated column indexes
@@ -100,6 +104,11 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	}
 	t.insertHead = append(head, ") VALUES "...)
 	t.insertShape = "INSERT " + t.quoted
+	if t.keyKind == keyPrimary {
+		t.upsertTail = upsertTail(t)
+		t.upsertShape = "INSERT ... ON DUPLICATE KEY UPDATE " + t.quoted
+		t.keyTuple = keyTupleOf(t)
+	}
 	t.updateShape = "UPDATE " + t.quoted
 	t.deleteShape = "DELETE " + t.quoted
 	return t, nil
@@ -162,6 +171,9 @@ FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORD
 		t.keyName = ix.name
 		if ix.primary {
 			t.keyKind = keyPrimary
+			// With another unique constraint, the order of row changes can matter (a value
+			// moving from one row to another), so only a table with just its primary key folds.
+			t.foldable = len(order) == 1
 		} else {
 			t.keyKind = keyUnique
 		}

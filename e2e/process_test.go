@@ -198,7 +198,7 @@ func TestStopWhileBlocked(t *testing.T) {
 			if _, err := e.src.ExecContext(e.ctx(), "UPDATE kv SET v = 2 WHERE id = 1"); err != nil {
 				t.Fatal(err)
 			}
-			e.waitBlocked("UPDATE `"+e.db+"`.`kv`", 10*time.Second)
+			e.waitBlocked("`"+e.db+"`.`kv`", 10*time.Second)
 
 			start := time.Now()
 			if how == "SIGTERM" {
@@ -231,14 +231,15 @@ func TestStopWhileBlocked(t *testing.T) {
 	}
 }
 
-// waitBlocked waits until a target session runs a statement containing shape and waits on a lock.
+// waitBlocked waits until a target session has run a statement naming table (shape) for over
+// 100ms: the applier's statement waiting on the lock.
 func (e *env) waitBlocked(shape string, timeout time.Duration) {
 	e.t.Helper()
 	want := strings.Trim(shape, " ")
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		var n int
-		err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE CONCAT('%', ?, '%') AND STATE LIKE '%Updat%'", want).Scan(&n)
+		err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE CONCAT('%', ?, '%') AND COMMAND = 'Query' AND ID <> CONNECTION_ID() AND TIME_MS > 100", want).Scan(&n)
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -162,6 +162,8 @@ func TestApplierStall(t *testing.T) {
 	if took := at.Sub(began); took > deadline+time.Second {
 		t.Errorf("applier stall reported after %v, want within %v", took, deadline+time.Second)
 	}
+	// The source's UPDATE is applied as an upsert of the row's final image (see applier/fold.go);
+	// the message names the statement's kind and table.
 	for _, want := range []string{"UPDATE `" + e.db + "`.`kv`", stalledText} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q does not contain %q", msg, want)

@@ -1,0 +1,213 @@
+package applier
+
+import (
+	"github.com/vplayer/vplayer/event"
+)
+
+// foldChunk bounds the rows of one folded statement.
+const foldChunk = 500
+
+// maxFoldRows bounds the keys held by a fold before it is written out.
+const maxFoldRows = 20000
+
+// fold nets the row changes of one target transaction per table and primary key: every change of
+// a key ends as either its final row image or its deletion. Within one transaction the net effect
+// is what counts, so a fetch's changes to a table become one DELETE ... WHERE pk IN (...) and
+// multi-row INSERT ... ON DUPLICATE KEY UPDATE statements, whatever order the source wrote them
+// in, instead of one UPDATE per row. Only tables whose primary key is their only unique key fold:
+// with another unique key, the order of the changes can matter (a value moving between rows).
+type fold struct {
+	tables []*foldTable
+	byT    map[*table]*foldTable
+	rows   int
+}
+
+type foldTable struct {
+	t     *table
+	order []string // keys in first-change order
+	rows  map[string]*foldRow
+}
+
+// foldRow is the net change of one key: deleted, or the row image it ends with.
+type foldRow struct {
+	deleted bool
+	key     []any // a before image, for a deletion
+	after   []any
+}
+
+func (f *fold) table(t *table) *foldTable {
+	if f.byT == nil {
+		f.byT = map[*table]*foldTable{}
+	}
+	ft := f.byT[t]
+	if ft == nil {
+		ft = &foldTable{t: t, rows: map[string]*foldRow{}}
+		f.byT[t] = ft
+		f.tables = append(f.tables, ft)
+	}
+	return ft
+}
+
+// keyOf returns the key literal of image vals: the primary key columns as the SQL tuple that
+// identifies the row, which is also its identity in the fold.
+func keyOf(t *table, vals []any) (string, error) {
+	var buf []byte
+	var err error
+	if len(t.key) == 1 {
+		buf, err = appendValue(buf, &t.cols[t.key[0]], vals[t.key[0]])
+	} else {
+		buf, err = appendTuple(buf, t, t.key, vals)
+	}
+	return string(buf), err
+}
+
+func (ft *foldTable) set(key string, r foldRow) {
+	cur := ft.rows[key]
+	if cur == nil {
+		cur = &foldRow{}
+		ft.rows[key] = cur
+		ft.order = append(ft.order, key)
+	}
+	*cur = r
+}
+
+// add folds one rows event of a foldable table.
+func (f *fold) add(t *table, kind event.RowKind, rows []event.Row) error {
+	ft := f.table(t)
+	for _, r := range rows {
+		switch kind {
+		case event.Insert:
+			k, err := keyOf(t, r.After)
+			if err != nil {
+				return err
+			}
+			ft.set(k, foldRow{after: r.After})
+		case event.Update:
+			kb, err := keyOf(t, r.Before)
+			if err != nil {
+				return err
+			}
+			ka, err := keyOf(t, r.After)
+			if err != nil {
+				return err
+			}
+			if kb != ka {
+				ft.set(kb, foldRow{deleted: true, key: r.Before})
+			}
+			ft.set(ka, foldRow{after: r.After})
+		case event.Delete:
+			k, err := keyOf(t, r.Before)
+			if err != nil {
+				return err
+			}
+			ft.set(k, foldRow{deleted: true, key: r.Before})
+		}
+		f.rows++
+	}
+	return nil
+}
+
+// full reports whether the fold holds enough to be written out now.
+func (f *fold) full() bool { return f.rows >= maxFoldRows }
+
+// appendTo writes the fold's statements into b, deletions of a table before its upserts (a key
+// is either deleted or upserted, never both), and empties the fold.
+func (f *fold) appendTo(b *batch) error {
+	for _, ft := range f.tables {
+		var dels, ups []string
+		for _, k := range ft.order {
+			if ft.rows[k].deleted {
+				dels = append(dels, k)
+			} else {
+				ups = append(ups, k)
+			}
+		}
+		for len(dels) > 0 {
+			n := min(len(dels), foldChunk)
+			appendDeleteKeys(b, ft.t, dels[:n])
+			dels = dels[n:]
+		}
+		for len(ups) > 0 {
+			n := min(len(ups), foldChunk)
+			rows := make([]event.Row, n)
+			for i, k := range ups[:n] {
+				rows[i].After = ft.rows[k].after
+			}
+			if err := appendUpsert(b, ft.t, rows); err != nil {
+				return err
+			}
+			ups = ups[n:]
+		}
+	}
+	clear(f.byT)
+	f.tables = f.tables[:0]
+	f.rows = 0
+	return nil
+}
+
+// appendDeleteKeys appends DELETE ... WHERE key IN (keys), keys being key literals.
+func appendDeleteKeys(b *batch, t *table, keys []string) {
+	b.begin(t.deleteShape)
+	b.buf = append(b.buf, "DELETE FROM "...)
+	b.buf = append(b.buf, t.quoted...)
+	b.buf = append(b.buf, " WHERE "...)
+	b.buf = append(b.buf, t.keyTuple...)
+	b.buf = append(b.buf, " IN ("...)
+	for i, k := range keys {
+		if i > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		b.buf = append(b.buf, k...)
+	}
+	b.buf = append(b.buf, ')')
+}
+
+// appendUpsert appends one multi-row INSERT ... ON DUPLICATE KEY UPDATE that leaves each row as
+// its image says, whether or not its key existed.
+func appendUpsert(b *batch, t *table, rows []event.Row) error {
+	return appendInsertTail(b, t, rows, t.upsertShape, t.upsertTail)
+}
+
+// upsertTail returns " ON DUPLICATE KEY UPDATE c=VALUES(c),..." over the writable non-key
+// columns (a no-op assignment of the first key column when every column is in the key).
+func upsertTail(t *table) []byte {
+	inKey := map[int]bool{}
+	for _, i := range t.key {
+		inKey[i] = true
+	}
+	buf := []byte(" ON DUPLICATE KEY UPDATE ")
+	n := 0
+	for _, i := range t.writable {
+		if inKey[i] {
+			continue
+		}
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, t.cols[i].quoted...)
+		buf = append(buf, "=VALUES("...)
+		buf = append(buf, t.cols[i].quoted...)
+		buf = append(buf, ')')
+		n++
+	}
+	if n == 0 {
+		c := t.cols[t.key[0]].quoted
+		buf = append(buf, c+"="+c...)
+	}
+	return buf
+}
+
+// keyTupleOf returns the key columns as they precede IN: `c` or (`a`,`b`).
+func keyTupleOf(t *table) []byte {
+	if len(t.key) == 1 {
+		return []byte(t.cols[t.key[0]].quoted)
+	}
+	buf := []byte{'('}
+	for n, i := range t.key {
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, t.cols[i].quoted...)
+	}
+	return append(buf, ')')
+}

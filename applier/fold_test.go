@@ -1,0 +1,112 @@
+package applier
+
+import (
+	"testing"
+
+	"github.com/vplayer/vplayer/event"
+)
+
+func foldTestTable() *table {
+	t := testTable(keyPrimary)
+	t.foldable = true
+	t.upsertTail = upsertTail(t)
+	t.upsertShape = "INSERT ... ON DUPLICATE KEY UPDATE `s`.`t`"
+	t.keyTuple = keyTupleOf(t)
+	return t
+}
+
+func row(id int32, v string) []any { return []any{id, int64(1), v} }
+
+// TestFold: the changes of one transaction net out per key, whatever their order: an insert then
+// an update is one upsert of the final image; a key change deletes the old key; an insert then a
+// delete leaves only a (harmless) delete; deletes come before upserts.
+func TestFold(t *testing.T) {
+	tbl := foldTestTable()
+	tests := []struct {
+		name string
+		add  func(f *fold) error
+		want string
+	}{
+		{
+			name: "insert then update",
+			add: func(f *fold) error {
+				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "a")}}); err != nil {
+					return err
+				}
+				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}})
+			},
+			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'b') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+		},
+		{
+			name: "key change",
+			add: func(f *fold) error {
+				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(2, "a")}})
+			},
+			want: "DELETE FROM `s`.`t` WHERE `id` IN (1);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (2,1,'a') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+		},
+		{
+			name: "insert then delete",
+			add: func(f *fold) error {
+				if err := f.add(tbl, event.Insert, []event.Row{{After: row(3, "x")}}); err != nil {
+					return err
+				}
+				return f.add(tbl, event.Delete, []event.Row{{Before: row(3, "x")}})
+			},
+			want: "DELETE FROM `s`.`t` WHERE `id` IN (3)",
+		},
+		{
+			name: "delete then reinsert, and a swap of keys",
+			add: func(f *fold) error {
+				if err := f.add(tbl, event.Delete, []event.Row{{Before: row(1, "a")}}); err != nil {
+					return err
+				}
+				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "z")}}); err != nil {
+					return err
+				}
+				// Rows 5 and 6 swap keys through a temporary key 7, as a source must do it.
+				return f.add(tbl, event.Update, []event.Row{
+					{Before: row(5, "five"), After: row(7, "five")},
+					{Before: row(6, "six"), After: row(5, "six")},
+					{Before: row(7, "five"), After: row(6, "five")},
+				})
+			},
+			want: "DELETE FROM `s`.`t` WHERE `id` IN (7);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'z'),(5,1,'six'),(6,1,'five') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f fold
+			if err := tt.add(&f); err != nil {
+				t.Fatal(err)
+			}
+			var b batch
+			if err := f.appendTo(&b); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(b.buf); got != tt.want {
+				t.Errorf("fold wrote\n  %s\nwant\n  %s", got, tt.want)
+			}
+			if f.rows != 0 || len(f.tables) != 0 {
+				t.Errorf("fold not emptied after appendTo: %d rows, %d tables", f.rows, len(f.tables))
+			}
+		})
+	}
+}
+
+// TestFold_chunks: many keys are written in statements of at most foldChunk rows.
+func TestFold_chunks(t *testing.T) {
+	tbl := foldTestTable()
+	var f fold
+	for i := 0; i < 2*foldChunk+1; i++ {
+		if err := f.add(tbl, event.Insert, []event.Row{{After: row(int32(i), "v")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b batch
+	if err := f.appendTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.n, 3; got != want {
+		t.Errorf("%d keys written in %d statements, want %d", 2*foldChunk+1, got, want)
+	}
+}
