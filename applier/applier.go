@@ -152,9 +152,10 @@ type Applier struct {
 
 // rowGroup is a run of consecutive row changes of one kind on one table, not yet written.
 type rowGroup struct {
-	t    *table
-	kind event.RowKind
-	rows []event.Row
+	t     *table
+	kind  event.RowKind
+	rows  []event.Row
+	bytes int // binlog bytes of the rows events, bounded like a fold's
 }
 
 // New returns an applier; it connects nothing until Run.
@@ -369,7 +370,7 @@ func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
 	}
 	a.rows += len(e.Rows)
 	if t.foldable {
-		if err := a.fold.add(t, e.Kind, e.Rows); err != nil {
+		if err := a.fold.add(t, e.Kind, e.Rows, e.Bytes()); err != nil {
 			return err
 		}
 		if a.fold.full() {
@@ -380,14 +381,15 @@ func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
 	g := &a.group
 	if g.t == t && g.kind == e.Kind && e.Kind != event.Update {
 		g.rows = append(g.rows, e.Rows...)
+		g.bytes += e.Bytes()
 	} else {
 		if err := a.flushGroup(); err != nil {
 			return err
 		}
-		g.t, g.kind = t, e.Kind
+		g.t, g.kind, g.bytes = t, e.Kind, e.Bytes()
 		g.rows = append(g.rows[:0], e.Rows...)
 	}
-	if e.Kind == event.Update || len(g.rows) >= 1000 {
+	if e.Kind == event.Update || len(g.rows) >= 1000 || g.bytes >= maxFoldBytes {
 		return a.flushGroup()
 	}
 	return nil

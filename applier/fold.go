@@ -7,8 +7,12 @@ import (
 // foldChunk bounds the rows of one folded statement.
 const foldChunk = 500
 
-// maxFoldRows bounds the keys held by a fold before it is written out.
-const maxFoldRows = 20000
+// maxFoldRows and maxFoldBytes bound what a fold holds before it is written out, so that one
+// round trip stays far below max_allowed_packet whatever the relay log bounds.
+const (
+	maxFoldRows  = 20000
+	maxFoldBytes = 1 << 20 // binlog bytes of the folded rows events
+)
 
 // fold nets the row changes of one target transaction per table and primary key: every change of
 // a key ends as either its final row image or its deletion. Within one transaction the net effect
@@ -20,6 +24,7 @@ type fold struct {
 	tables []*foldTable
 	byT    map[*table]*foldTable
 	rows   int
+	bytes  int
 }
 
 type foldTable struct {
@@ -71,8 +76,9 @@ func (ft *foldTable) set(key string, r foldRow) {
 	*cur = r
 }
 
-// add folds one rows event of a foldable table.
-func (f *fold) add(t *table, kind event.RowKind, rows []event.Row) error {
+// add folds the rows of one rows event of a foldable table, size its binlog bytes.
+func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int) error {
+	f.bytes += size
 	ft := f.table(t)
 	for _, r := range rows {
 		switch kind {
@@ -108,7 +114,7 @@ func (f *fold) add(t *table, kind event.RowKind, rows []event.Row) error {
 }
 
 // full reports whether the fold holds enough to be written out now.
-func (f *fold) full() bool { return f.rows >= maxFoldRows }
+func (f *fold) full() bool { return f.rows >= maxFoldRows || f.bytes >= maxFoldBytes }
 
 // appendTo writes the fold's statements into b, deletions of a table before its upserts (a key
 // is either deleted or upserted, never both), and empties the fold.
@@ -141,7 +147,7 @@ func (f *fold) appendTo(b *batch) error {
 	}
 	clear(f.byT)
 	f.tables = f.tables[:0]
-	f.rows = 0
+	f.rows, f.bytes = 0, 0
 	return nil
 }
 

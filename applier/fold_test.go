@@ -30,37 +30,37 @@ func TestFold(t *testing.T) {
 		{
 			name: "insert then update",
 			add: func(f *fold) error {
-				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "a")}}); err != nil {
+				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "a")}}, 1); err != nil {
 					return err
 				}
-				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}})
+				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}}, 1)
 			},
 			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'b') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
 		},
 		{
 			name: "key change",
 			add: func(f *fold) error {
-				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(2, "a")}})
+				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(2, "a")}}, 1)
 			},
 			want: "DELETE FROM `s`.`t` WHERE `id` IN (1);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (2,1,'a') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
 		},
 		{
 			name: "insert then delete",
 			add: func(f *fold) error {
-				if err := f.add(tbl, event.Insert, []event.Row{{After: row(3, "x")}}); err != nil {
+				if err := f.add(tbl, event.Insert, []event.Row{{After: row(3, "x")}}, 1); err != nil {
 					return err
 				}
-				return f.add(tbl, event.Delete, []event.Row{{Before: row(3, "x")}})
+				return f.add(tbl, event.Delete, []event.Row{{Before: row(3, "x")}}, 1)
 			},
 			want: "DELETE FROM `s`.`t` WHERE `id` IN (3)",
 		},
 		{
 			name: "delete then reinsert, and a swap of keys",
 			add: func(f *fold) error {
-				if err := f.add(tbl, event.Delete, []event.Row{{Before: row(1, "a")}}); err != nil {
+				if err := f.add(tbl, event.Delete, []event.Row{{Before: row(1, "a")}}, 1); err != nil {
 					return err
 				}
-				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "z")}}); err != nil {
+				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "z")}}, 1); err != nil {
 					return err
 				}
 				// Rows 5 and 6 swap keys through a temporary key 7, as a source must do it.
@@ -68,7 +68,7 @@ func TestFold(t *testing.T) {
 					{Before: row(5, "five"), After: row(7, "five")},
 					{Before: row(6, "six"), After: row(5, "six")},
 					{Before: row(7, "five"), After: row(6, "five")},
-				})
+				}, 1)
 			},
 			want: "DELETE FROM `s`.`t` WHERE `id` IN (7);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'z'),(5,1,'six'),(6,1,'five') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
 		},
@@ -98,7 +98,7 @@ func TestFold_chunks(t *testing.T) {
 	tbl := foldTestTable()
 	var f fold
 	for i := 0; i < 2*foldChunk+1; i++ {
-		if err := f.add(tbl, event.Insert, []event.Row{{After: row(int32(i), "v")}}); err != nil {
+		if err := f.add(tbl, event.Insert, []event.Row{{After: row(int32(i), "v")}}, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
