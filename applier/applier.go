@@ -442,7 +442,7 @@ func (a *Applier) flush(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if workflow.IsFenceViolation(err) {
-			return fmt.Errorf("%w: %w", workflow.ErrFenced, err)
+			return &workflow.FenceError{Err: err}
 		}
 		return fmt.Errorf("apply %s: %w", shape, err)
 	}
@@ -537,7 +537,7 @@ func (a *Applier) idle(ctx context.Context) error {
 			}
 			_, err := a.conn.ExecContext(ctx, q)
 			if workflow.IsFenceViolation(err) {
-				return fmt.Errorf("%w: %w", workflow.ErrFenced, err)
+				return &workflow.FenceError{Err: err}
 			}
 			return err
 		})
@@ -559,6 +559,13 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 		a.stopped = true
 		return ErrStoppedAtDDL
 	case OnDDLExec, OnDDLExecIgnore:
+		// DDL commits by itself, outside the fenced position write: make sure the workflow is
+		// still ours right before running it (the window left is one round trip, not a lease).
+		if a.cfg.Lease != nil {
+			if err := a.cfg.Lease.Check(ctx); err != nil {
+				return err
+			}
+		}
 		// Run in the target database, with the names that qualify the source database pointed at
 		// the target database too.
 		a.b.add("", "USE "+sqlq.Ident(a.cfg.TargetDB))

@@ -133,8 +133,19 @@ func (s *Stream) Run(ctx context.Context) error {
 		if err == nil {
 			err = errors.New("stream ended unexpectedly")
 		}
-		if errors.Is(err, workflow.ErrFenced) || errors.Is(err, workflow.ErrLostOwnership) {
+		if errors.Is(err, workflow.ErrLostOwnership) {
 			return s.lost(err)
+		}
+		var fe *workflow.FenceError
+		if errors.As(err, &fe) {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			lerr := s.lease.Check(cctx)
+			cancel()
+			if lerr != nil {
+				return s.lost(lerr)
+			}
+			// Still ours: the server's error was about replicated data, not the fence.
+			err = fe.Err
 		}
 		if !s.reported.Load() {
 			s.report(err)
@@ -410,10 +421,12 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 	for {
 		lease, h, err := s.store.Acquire(ctx, s.id, s.cfg.Workflow, owner, ttl)
 		switch {
-		case err == nil && waited && s.stopRequested(ctx):
-			// The owner this standby waited on was stopped by vplayer stop: that stops the
-			// workflow, not just one process of it.
-			s.log.Info("workflow was stopped by vplayer stop while this process waited as a standby; not taking over", "state", workflow.StateStopped)
+		case err == nil && waited && s.deliberatelyEnded(ctx):
+			// The owner this standby waited on ended the workflow on purpose (vplayer stop, the
+			// stop position, a DDL under --on-ddl stop) or on a terminal error: that ends the
+			// workflow, not just one process of it. Only an owner that went away (a signal, a
+			// crash, a lost lease) is taken over.
+			s.log.Info("the workflow was stopped or failed while this process waited as a standby; not taking over")
 			if err := lease.Release(); err != nil {
 				s.log.Warn("could not release the workflow lease; it expires by itself", "error", err)
 			}
@@ -442,10 +455,11 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 	}
 }
 
-// stopRequested reports whether the record says vplayer stop stopped the workflow.
-func (s *Stream) stopRequested(ctx context.Context) bool {
+// deliberatelyEnded reports whether the record says the workflow was stopped with a reason (a
+// signal stops a process with an empty message) or ended in a terminal error.
+func (s *Stream) deliberatelyEnded(ctx context.Context) bool {
 	rec, err := s.store.Get(ctx, s.cfg.Workflow)
-	return err == nil && rec.State == workflow.StateStopped && rec.Message == workflow.StopRequestedMessage
+	return err == nil && (rec.State == workflow.StateError || rec.State == workflow.StateStopped && rec.Message != "")
 }
 
 // lost ends the stream after its lease was taken over: it logs who owns the workflow now and

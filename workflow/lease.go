@@ -20,6 +20,16 @@ var ErrLeaseHeld = errors.New("workflow is owned by another process")
 // write failed and its transaction must be rolled back.
 var ErrFenced = errors.New("write fenced: the workflow record has a newer owner")
 
+// FenceError is a write refused by the fence: Err is the server's answer. It matches ErrFenced;
+// whether the workflow was really taken over is for Lease.Check to say (a replicated table's own
+// NOT NULL column named pos gives the same server error).
+type FenceError struct{ Err error }
+
+func (e *FenceError) Error() string { return ErrFenced.Error() + ": " + e.Err.Error() }
+
+// Unwrap makes errors.Is(err, ErrFenced) hold and keeps the server error reachable.
+func (e *FenceError) Unwrap() []error { return []error{ErrFenced, e.Err} }
+
 // ErrLostOwnership means the process's lease was taken over (its epoch is no longer the
 // record's): nothing more may be written for the workflow.
 var ErrLostOwnership = errors.New("lost ownership")
@@ -52,6 +62,10 @@ type Lease struct {
 	lostErr  error
 	stopOnce sync.Once
 	kept     atomic.Bool
+	// keepCtx bounds the keepalive's renewals; Release cancels it so that a renewal stuck behind
+	// a locked record row does not hold the stop up.
+	keepCtx    context.Context
+	keepCancel context.CancelFunc
 }
 
 // Epoch returns the lease's fencing token.
@@ -150,6 +164,7 @@ func (l *Lease) Keep() {
 	if !l.kept.CompareAndSwap(false, true) {
 		return
 	}
+	l.keepCtx, l.keepCancel = context.WithCancel(context.Background())
 	go func() {
 		defer close(l.done)
 		t := time.NewTicker(l.ttl / 3)
@@ -160,7 +175,7 @@ func (l *Lease) Keep() {
 				return
 			case <-t.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+			ctx, cancel := context.WithTimeout(l.keepCtx, l.ttl/3)
 			err := l.Renew(ctx)
 			cancel()
 			if errors.Is(err, ErrLostOwnership) {
@@ -190,9 +205,10 @@ func (l *Lease) Err() error {
 func (l *Lease) Release() error {
 	l.stopOnce.Do(func() { close(l.stop) })
 	if l.kept.Load() {
+		l.keepCancel()
 		<-l.done
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := l.store.db.ExecContext(ctx, "UPDATE "+l.store.table("vreplication")+
 		" SET owner = '', lease_until = 0 WHERE id = ? AND epoch = ?", l.id, l.epoch)
