@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/vplayer/vplayer/internal/compare"
 	"github.com/vplayer/vplayer/internal/mysqld"
 	"github.com/vplayer/vplayer/sqlq"
@@ -176,16 +174,10 @@ func serverOptions(name string, id uint32, bufferPool string) mysqld.Options {
 
 // open returns a pool on database bench, created on first use, with multi statements allowed.
 func open(s *mysqld.Server) (*sql.DB, error) {
-	cfg, err := mysql.ParseDSN(s.DSN(""))
+	db, err := s.Pool("")
 	if err != nil {
 		return nil, err
 	}
-	cfg.MultiStatements = true
-	conn, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, err
-	}
-	db := sql.OpenDB(conn)
 	db.SetMaxIdleConns(32)
 	return db, nil
 }

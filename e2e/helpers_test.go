@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"go.uber.org/goleak"
 
 	"github.com/vplayer/vplayer/binlog"
@@ -76,16 +75,10 @@ func newEnv(t *testing.T) *env {
 }
 
 func pool(t *testing.T, s *mysqld.Server) *sql.DB {
-	cfg, err := mysql.ParseDSN(s.DSN(""))
+	db, err := s.Pool("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.MultiStatements = true
-	c, err := mysql.NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
 	t.Cleanup(func() { db.Close() })
 	return db
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"go.uber.org/goleak"
 
 	"github.com/vplayer/vplayer/binlog"
@@ -54,16 +53,10 @@ func TestMessenger_setKeepsNewest(t *testing.T) {
 // pool opens a pool as vplayer does: no default database, multi statements.
 func pool(t *testing.T, s *mysqld.Server) *sql.DB {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(s.DSN(""))
+	db, err := s.Pool("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.MultiStatements = true
-	c, err := mysql.NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
 	t.Cleanup(func() { db.Close() })
 	return db
 }

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/internal/compare"
 	"github.com/vplayer/vplayer/internal/mysqld"
@@ -100,19 +98,6 @@ func (d *demo) close() {
 	}
 }
 
-func open(s *mysqld.Server, db string) (*sql.DB, error) {
-	cfg, err := mysql.ParseDSN(s.DSN(db))
-	if err != nil {
-		return nil, err
-	}
-	cfg.MultiStatements = true
-	c, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return sql.OpenDB(c), nil
-}
-
 func (d *demo) start(ctx context.Context) error {
 	bin, err := mysqld.Find()
 	if err != nil {
@@ -140,7 +125,7 @@ func (d *demo) start(ctx context.Context) error {
 		db **sql.DB
 		n  string
 	}{{d.source, &d.srcPool, ""}, {d.target, &d.dstPool, ""}, {d.source, &d.src, ""}, {d.target, &d.dst, ""}} {
-		if *p.db, err = open(p.s, p.n); err != nil {
+		if *p.db, err = p.s.Pool(p.n); err != nil {
 			return err
 		}
 	}

@@ -245,6 +245,21 @@ func (s *Server) DB(db string) (*sql.DB, error) {
 	return sql.Open("mysql", s.DSN(db))
 }
 
+// Pool opens a connection pool on database db (may be empty) with multi-statement batches
+// allowed, as vplayer opens its own pools. The caller closes it.
+func (s *Server) Pool(db string) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(s.DSN(db))
+	if err != nil {
+		return nil, err
+	}
+	cfg.MultiStatements = true
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
+
 // Flavor returns FlavorMariaDB or FlavorMySQL, from the binary's --version.
 func (s *Server) Flavor() string { return s.flavor }
 
