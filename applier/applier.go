@@ -559,18 +559,18 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 		a.stopped = true
 		return ErrStoppedAtDDL
 	case OnDDLExec, OnDDLExecIgnore:
-		// DDL commits by itself, outside the fenced position write: make sure the workflow is
-		// still ours right before running it (the window left is one round trip, not a lease).
+		// DDL commits by itself, outside the fenced position write: a fenced no-op on the record
+		// runs first in the same multi-statement, so a process that lost the workflow fails
+		// there and never reaches the DDL.
 		if a.cfg.Lease != nil {
-			if err := a.cfg.Lease.Check(ctx); err != nil {
-				return err
-			}
+			a.b.add("", a.cfg.Lease.FenceSQL())
 		}
 		// Run in the target database, with the names that qualify the source database pointed at
 		// the target database too.
 		a.b.add("", "USE "+sqlq.Ident(a.cfg.TargetDB))
 		a.b.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(a.cfg.TargetDB)))
-		if err := a.flush(ctx); err != nil && a.cfg.OnDDL == OnDDLExec {
+		var fe *workflow.FenceError
+		if err := a.flush(ctx); err != nil && (a.cfg.OnDDL == OnDDLExec || errors.As(err, &fe) || ctx.Err() != nil) {
 			return err
 		} else if err != nil {
 			a.cfg.Logger.Warn("DDL failed on the target, ignored by --on-ddl=exec_ignore", "query", e.Query, "error", err)

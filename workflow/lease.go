@@ -218,9 +218,11 @@ func (l *Lease) Release() error {
 	return nil
 }
 
-// FenceSQL returns the condition that fences a statement on the record: "epoch = <ours>".
+// FenceSQL returns a statement that changes nothing while the lease is ours and fails, like a
+// fenced position write, once the record has another epoch: put it before a statement that
+// commits by itself (DDL) in the same multi-statement batch.
 func (l *Lease) FenceSQL() string {
-	return "epoch = " + strconv.FormatUint(l.epoch, 10)
+	return "UPDATE " + l.store.table("vreplication") + " SET pos = " + fenced("pos", l.epoch) + " WHERE id = " + strconv.FormatInt(l.id, 10)
 }
 
 // LostError says who took a workflow over.

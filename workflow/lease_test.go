@@ -126,3 +126,38 @@ func TestLease_keepaliveReportsLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLease_fenceSQL: the fence statement changes nothing while the lease is ours and fails with
+// a fence violation once another owner took the workflow over.
+func TestLease_fenceSQL(t *testing.T) {
+	store, rec := leaseStore(t)
+	ctx := context.Background()
+	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.DB().ExecContext(ctx, a.FenceSQL()); err != nil {
+		t.Fatalf("fence of the owner = %v, want nil", err)
+	}
+	if got, _ := store.Get(ctx, "wf"); got.Pos != rec.Pos {
+		t.Errorf("fence changed pos to %q, want %q", got.Pos, rec.Pos)
+	}
+	if _, err := store.DB().ExecContext(ctx, "UPDATE "+store.Sidecar()+".vreplication SET lease_until = 0 WHERE id = ?", rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-b", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := store.DB().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SET SESSION sql_mode = 'STRICT_ALL_TABLES'"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.ExecContext(ctx, a.FenceSQL())
+	if !workflow.IsFenceViolation(err) {
+		t.Errorf("fence of the old owner = %v, want a fence violation", err)
+	}
+}
