@@ -38,6 +38,18 @@ func (p *proc) waitOutput(want string, timeout time.Duration) {
 	p.t.Fatalf("process did not print %q within %v; output:\n%s", want, timeout, p.out.String())
 }
 
+// ownerAndStandby starts an owner whose target DSN is ownerTarget (with ownerFlags), waits until it holds the
+// lease, then starts a standby and waits until it says it waits.
+func (e *env) ownerAndStandby(ownerTarget string, ownerFlags ...string) (owner, standby *proc) {
+	e.t.Helper()
+	owner = e.startVplayerTarget(ownerTarget, append([]string{"--lease-ttl", leaseTTL.String()}, ownerFlags...)...)
+	e.waitRunning(30 * time.Second)
+	owner.waitOutput("workflow lease acquired", 10*time.Second)
+	standby = e.startVplayer("--lease-ttl", leaseTTL.String())
+	standby.waitOutput("waiting as a standby", 10*time.Second)
+	return owner, standby
+}
+
 // waitEpochAbove waits until the record's epoch is above epoch and returns when it was seen.
 func (e *env) waitEpochAbove(epoch uint64, timeout time.Duration) time.Time {
 	e.t.Helper()
@@ -108,11 +120,7 @@ func TestLease_standbyTakesOverAfterKill(t *testing.T) {
 func TestLease_frozenOwnerIsFenced(t *testing.T) {
 	e := newEnv(t)
 	e.createWorkload()
-	a := e.startVplayer("--lease-ttl", leaseTTL.String())
-	e.waitRunning(30 * time.Second)
-	a.waitOutput("workflow lease acquired", 10*time.Second)
-	b := e.startVplayer("--lease-ttl", leaseTTL.String())
-	b.waitOutput("waiting as a standby", 10*time.Second)
+	a, b := e.ownerAndStandby(e.target.DSN(e.db))
 	stopLoad := e.runWorkload(8)
 	time.Sleep(500 * time.Millisecond)
 	_, epochA := e.owner()
@@ -241,11 +249,7 @@ func TestLease_partitionedOwnerIsFenced(t *testing.T) {
 	e := newEnv(t)
 	e.createWorkload()
 	proxy := newStallProxy(t, e.target.Addr())
-	a := e.startVplayerTarget("root@tcp("+proxy.addr()+")/"+e.db, "--lease-ttl", leaseTTL.String(), "--vplayer-progress-deadline", "1m")
-	e.waitRunning(30 * time.Second)
-	a.waitOutput("workflow lease acquired", 10*time.Second)
-	b := e.startVplayer("--lease-ttl", leaseTTL.String())
-	b.waitOutput("waiting as a standby", 10*time.Second)
+	a, b := e.ownerAndStandby("root@tcp("+proxy.addr()+")/"+e.db, "--vplayer-progress-deadline", "1m")
 	stopLoad := e.runWorkload(9)
 	time.Sleep(500 * time.Millisecond)
 	_, epochA := e.owner()
@@ -274,11 +278,7 @@ func TestLease_partitionedOwnerIsFenced(t *testing.T) {
 func TestLease_stopStopsTheStandbyToo(t *testing.T) {
 	e := newEnv(t)
 	e.createWorkload()
-	a := e.startVplayer("--lease-ttl", leaseTTL.String())
-	e.waitRunning(30 * time.Second)
-	a.waitOutput("workflow lease acquired", 10*time.Second)
-	b := e.startVplayer("--lease-ttl", leaseTTL.String())
-	b.waitOutput("waiting as a standby", 10*time.Second)
+	a, b := e.ownerAndStandby(e.target.DSN(e.db))
 	out, err := exec.Command(binary, "stop", "--target", e.target.DSN(""), "--workflow", e.workflow).CombinedOutput()
 	if err != nil {
 		t.Fatalf("vplayer stop: %v\n%s", err, out)
