@@ -57,7 +57,10 @@ type Stream struct {
 	lease  *workflow.Lease
 	pause  *pauseRequest // the vplayer diff pause in force, across attempts
 
-	reported atomic.Bool // the current attempt's error was reported
+	// verdict is the current attempt's reported error's fate: 0 not reported yet, verdictRetry
+	// or verdictTerminal. It is decided once, in report, so the log line, OnError and the retry
+	// loop never disagree when --max-time-to-retry-on-error runs out between two looks.
+	verdict atomic.Int32
 
 	errMu    sync.Mutex
 	errKey   string    // kind of the last error, for --max-time-to-retry-on-error
@@ -113,7 +116,7 @@ func (s *Stream) Run(ctx context.Context) error {
 		<-done
 	}()
 	for {
-		s.reported.Store(false)
+		s.verdict.Store(0)
 		err := s.attempt(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -147,10 +150,10 @@ func (s *Stream) Run(ctx context.Context) error {
 			// Still ours: the server's error was about replicated data, not the fence.
 			err = fe.Err
 		}
-		if !s.reported.Load() {
+		if s.verdict.Load() == 0 {
 			s.report(err)
 		}
-		if s.terminal(err) {
+		if s.verdict.Load() == verdictTerminal {
 			terminal := "terminal error: " + err.Error()
 			stopMessenger()
 			s.setState(workflow.StateError, terminal)
@@ -173,8 +176,12 @@ func (s *Stream) Run(ctx context.Context) error {
 // ERROR log line, a vreplication_log row, and the message handed to the messenger (the record's
 // row may be locked). Killing the applier's statement follows, as the pipeline unwinds.
 func (s *Stream) report(err error) {
-	s.reported.Store(true)
 	terminal := s.terminal(err)
+	if terminal {
+		s.verdict.Store(verdictTerminal)
+	} else {
+		s.verdict.Store(verdictRetry)
+	}
 	if s.cfg.OnError != nil {
 		s.cfg.OnError(err, terminal)
 	}
@@ -187,6 +194,11 @@ func (s *Stream) report(err error) {
 	s.addLog("Error", workflow.StateRunning, err.Error())
 	s.msg.set(err.Error())
 }
+
+const (
+	verdictRetry    = 1
+	verdictTerminal = 2
+)
 
 // terminal reports whether err must not be retried: a MySQL error that a retry cannot fix, or
 // the same kind of error for longer than --max-time-to-retry-on-error.
