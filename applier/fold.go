@@ -17,9 +17,15 @@ const (
 // fold nets the row changes of one target transaction per table and primary key: every change of
 // a key ends as either its final row image or its deletion. Within one transaction the net effect
 // is what counts, so a fetch's changes to a table become one DELETE ... WHERE pk IN (...) and
-// multi-row INSERT ... ON DUPLICATE KEY UPDATE statements, whatever order the source wrote them
-// in, instead of one UPDATE per row. Only tables whose primary key is their only unique key fold:
-// with another unique key, the order of the changes can matter (a value moving between rows).
+// multi-row INSERT statements, whatever order the source wrote them in, instead of one UPDATE per
+// row. Only tables whose primary key is their only unique key fold: with another unique key, the
+// order of the changes can matter (a value moving between rows).
+//
+// A key the fold first sees created (inserted, or the new key of an update) did not exist on the
+// source before these changes, so it must not exist on the target either: its final image goes
+// in by a plain INSERT, and a row written there directly fails it with a duplicate-key error, as
+// it would without folding. A key first seen updated or deleted existed: its final image goes in
+// by INSERT ... ON DUPLICATE KEY UPDATE, which leaves the row as the image says.
 type fold struct {
 	tables []*foldTable
 	byT    map[*table]*foldTable
@@ -35,8 +41,8 @@ type foldTable struct {
 
 // foldRow is the net change of one key: deleted, or the row image it ends with.
 type foldRow struct {
+	created bool // the key's first change in the fold created it
 	deleted bool
-	key     []any // a before image, for a deletion
 	after   []any
 }
 
@@ -66,13 +72,16 @@ func keyOf(t *table, vals []any) (string, error) {
 	return string(buf), err
 }
 
-func (ft *foldTable) set(key string, r foldRow) {
+// set records r as the net change of key; created says whether this change creates the key,
+// which counts only for the key's first change in the fold.
+func (ft *foldTable) set(key string, r foldRow, created bool) {
 	cur := ft.rows[key]
 	if cur == nil {
-		cur = &foldRow{}
+		cur = &foldRow{created: created}
 		ft.rows[key] = cur
 		ft.order = append(ft.order, key)
 	}
+	r.created = cur.created
 	*cur = r
 }
 
@@ -87,7 +96,7 @@ func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int) err
 			if err != nil {
 				return err
 			}
-			ft.set(k, foldRow{after: r.After})
+			ft.set(k, foldRow{after: r.After}, true)
 		case event.Update:
 			kb, err := keyOf(t, r.Before)
 			if err != nil {
@@ -98,15 +107,15 @@ func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int) err
 				return err
 			}
 			if kb != ka {
-				ft.set(kb, foldRow{deleted: true, key: r.Before})
+				ft.set(kb, foldRow{deleted: true}, false)
 			}
-			ft.set(ka, foldRow{after: r.After})
+			ft.set(ka, foldRow{after: r.After}, kb != ka)
 		case event.Delete:
 			k, err := keyOf(t, r.Before)
 			if err != nil {
 				return err
 			}
-			ft.set(k, foldRow{deleted: true, key: r.Before})
+			ft.set(k, foldRow{deleted: true}, false)
 		}
 		f.rows++
 	}
@@ -116,16 +125,23 @@ func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int) err
 // full reports whether the fold holds enough to be written out now.
 func (f *fold) full() bool { return f.rows >= maxFoldRows || f.bytes >= maxFoldBytes }
 
-// appendTo writes the fold's statements into b, deletions of a table before its upserts (a key
-// is either deleted or upserted, never both), and empties the fold.
+// appendTo writes the fold's statements into b and empties it: per table, the deletions first,
+// then the keys it created (plain INSERT), then the keys that existed (upsert). A key is in one
+// of the three at most; a key both created and deleted by the fold nets to nothing.
 func (f *fold) appendTo(b *batch) error {
 	for _, ft := range f.tables {
-		var dels, ups []string
+		var dels []string
+		var inserts, ups []event.Row
 		for _, k := range ft.order {
-			if ft.rows[k].deleted {
+			r := ft.rows[k]
+			switch {
+			case r.deleted && !r.created:
 				dels = append(dels, k)
-			} else {
-				ups = append(ups, k)
+			case r.deleted:
+			case r.created:
+				inserts = append(inserts, event.Row{After: r.after})
+			default:
+				ups = append(ups, event.Row{After: r.after})
 			}
 		}
 		for len(dels) > 0 {
@@ -133,13 +149,16 @@ func (f *fold) appendTo(b *batch) error {
 			appendDeleteKeys(b, ft.t, dels[:n])
 			dels = dels[n:]
 		}
+		for len(inserts) > 0 {
+			n := min(len(inserts), foldChunk)
+			if err := appendInsert(b, ft.t, inserts[:n]); err != nil {
+				return err
+			}
+			inserts = inserts[n:]
+		}
 		for len(ups) > 0 {
 			n := min(len(ups), foldChunk)
-			rows := make([]event.Row, n)
-			for i, k := range ups[:n] {
-				rows[i].After = ft.rows[k].after
-			}
-			if err := appendUpsert(b, ft.t, rows); err != nil {
+			if err := appendUpsert(b, ft.t, ups[:n]); err != nil {
 				return err
 			}
 			ups = ups[n:]

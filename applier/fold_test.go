@@ -17,9 +17,10 @@ func foldTestTable() *table {
 
 func row(id int32, v string) []any { return []any{id, int64(1), v} }
 
-// TestFold: the changes of one transaction net out per key, whatever their order: an insert then
-// an update is one upsert of the final image; a key change deletes the old key; an insert then a
-// delete leaves only a (harmless) delete; deletes come before upserts.
+// TestFold: the changes of one transaction net out per key, whatever their order. A key the fold
+// first sees created ends as a plain INSERT of its final image (a row already on the target is a
+// duplicate-key error, as without folding), or as nothing when it is deleted again; a key that
+// existed ends as a DELETE or an upsert; deletes come first.
 func TestFold(t *testing.T) {
 	tbl := foldTestTable()
 	tests := []struct {
@@ -35,6 +36,13 @@ func TestFold(t *testing.T) {
 				}
 				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}}, 1)
 			},
+			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'b')",
+		},
+		{
+			name: "update in place",
+			add: func(f *fold) error {
+				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}}, 1)
+			},
 			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'b') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
 		},
 		{
@@ -42,7 +50,7 @@ func TestFold(t *testing.T) {
 			add: func(f *fold) error {
 				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(2, "a")}}, 1)
 			},
-			want: "DELETE FROM `s`.`t` WHERE `id` IN (1);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (2,1,'a') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+			want: "DELETE FROM `s`.`t` WHERE `id` IN (1);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (2,1,'a')",
 		},
 		{
 			name: "insert then delete",
@@ -52,7 +60,7 @@ func TestFold(t *testing.T) {
 				}
 				return f.add(tbl, event.Delete, []event.Row{{Before: row(3, "x")}}, 1)
 			},
-			want: "DELETE FROM `s`.`t` WHERE `id` IN (3)",
+			want: "",
 		},
 		{
 			name: "delete then reinsert, and a swap of keys",
@@ -70,7 +78,21 @@ func TestFold(t *testing.T) {
 					{Before: row(7, "five"), After: row(6, "five")},
 				}, 1)
 			},
-			want: "DELETE FROM `s`.`t` WHERE `id` IN (7);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'z'),(5,1,'six'),(6,1,'five') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+			// 7 was created and deleted again: nothing.
+			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'z'),(5,1,'six'),(6,1,'five') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+		},
+		{
+			name: "delete, an update moving a key onto a new one, an insert",
+			add: func(f *fold) error {
+				if err := f.add(tbl, event.Delete, []event.Row{{Before: row(8, "a")}}, 1); err != nil {
+					return err
+				}
+				if err := f.add(tbl, event.Update, []event.Row{{Before: row(2, "b"), After: row(9, "b")}}, 1); err != nil {
+					return err
+				}
+				return f.add(tbl, event.Insert, []event.Row{{After: row(3, "c")}}, 1)
+			},
+			want: "DELETE FROM `s`.`t` WHERE `id` IN (8,2);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (9,1,'b'),(3,1,'c')",
 		},
 	}
 	for _, tt := range tests {
