@@ -110,8 +110,11 @@ func (g *gate) Fetch(ctx context.Context) ([]*event.Event, error) {
 				continue
 			}
 		}
-		if g.paused.Swap(false) {
+		if g.paused.Load() {
+			// resumed first: a watchdog probe between the two stores must not see a relay log
+			// wait that began during the pause without the resume that excuses it.
 			g.resumed.Store(time.Now().UnixNano())
+			g.paused.Store(false)
 		}
 		items := g.held
 		g.held = nil
