@@ -216,9 +216,14 @@ func (s *Stream) terminal(err error) bool {
 	return s.cfg.MaxTimeToRetryOnError > 0 && now.Sub(s.errSince) > s.cfg.MaxTimeToRetryOnError
 }
 
-// errorKey identifies an error's kind for --max-time-to-retry-on-error: its text without the
-// numbers (durations, positions) that change from one occurrence to the next.
+// errorKey identifies an error's kind for --max-time-to-retry-on-error: a stall by its detector
+// (its cause and the statement it names vary from one occurrence to the next), any other error by
+// its text without the numbers (durations, positions) that change each time.
 func errorKey(err error) string {
+	var se *stall.Error
+	if errors.As(err, &se) {
+		return "stall: " + string(se.Detector)
+	}
 	return strings.Map(func(r rune) rune {
 		if r >= '0' && r <= '9' {
 			return -1
@@ -307,13 +312,19 @@ func (s *Stream) attempt(ctx context.Context) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	var once sync.Once
+	var reported error
 	// first reports the attempt's first real error at once, before errgroup cancels the others.
+	// Two goroutines can fail together (a heartbeat write and the watchdog reach the same
+	// deadline): the one reported is the one the attempt returns, whichever errgroup kept.
 	first := func(err error) error {
 		if err == nil || (gctx.Err() != nil && errors.Is(err, context.Canceled)) {
 			return nil
 		}
 		if ctx.Err() == nil && !errors.Is(err, applier.ErrStopPosition) && !errors.Is(err, applier.ErrStoppedAtDDL) && !errors.Is(err, errStopRequested) {
-			once.Do(func() { s.report(err) })
+			once.Do(func() {
+				reported = err
+				s.report(err)
+			})
 		}
 		return err
 	}
@@ -331,6 +342,9 @@ func (s *Stream) attempt(ctx context.Context) error {
 	})
 	err = g.Wait()
 	relay.Close()
+	if reported != nil {
+		err = reported
+	}
 	if err == nil && ctx.Err() == nil {
 		err = errors.New("stream ended without an error")
 	}
