@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/stall"
+	"github.com/vplayer/vplayer/workflow"
 )
 
 // TestErrorKey_stallByDetector: stalls of one detector are one kind of error for
@@ -22,5 +23,61 @@ func TestErrorKey_stallByDetector(t *testing.T) {
 	}
 	if a == c {
 		t.Errorf("a heartbeat stall and an applier stall share the key %q", a)
+	}
+}
+
+// TestRun_stopWhileRetrying: vplayer stop while the stream waits to retry is noticed within a
+// second, like a stop while it runs: Run returns nil and the record stays Stopped rather than
+// being set Running again by the next attempt.
+func TestRun_stopWhileRetrying(t *testing.T) {
+	cfg, store := testConfig(t)
+	cfg.Source.Port = 1 // every attempt fails at the binlog connection
+	cfg.RetryDelay = time.Minute
+	retrying := make(chan struct{}, 1)
+	cfg.OnState = func(state string) {
+		if state == StateRetrying {
+			select {
+			case retrying <- struct{}{}:
+			default:
+			}
+		}
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	select {
+	case <-retrying:
+	case err := <-done:
+		t.Fatalf("Run = %v before retrying", err)
+	case <-ctx.Done():
+		t.Fatal("the stream never waited to retry")
+	}
+	rec, err := store.Get(ctx, cfg.Workflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetState(ctx, rec.ID, workflow.StateStopped, workflow.StopRequestedMessage); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after vplayer stop = %v, want nil", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Run did not return after vplayer stop while it waited a minute to retry")
+	}
+	// SPEC 8: noticed within a second, then stopped within 2s.
+	if took := time.Since(stopped); took > 3*time.Second {
+		t.Errorf("Run returned %v after vplayer stop, want within 1s to notice and 2s to stop", took)
+	}
+	if r, _ := store.Get(context.Background(), cfg.Workflow); r.State != workflow.StateStopped || r.Message != workflow.StopRequestedMessage {
+		t.Errorf("record state %q message %q, want Stopped, %q", r.State, r.Message, workflow.StopRequestedMessage)
 	}
 }

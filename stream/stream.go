@@ -115,9 +115,9 @@ func (s *Stream) Run(ctx context.Context) error {
 		stopMessenger()
 		<-done
 	}()
-	for {
+	for first := true; ; first = false {
 		s.verdict.Store(0)
-		err := s.attempt(ctx)
+		err := s.attempt(ctx, first)
 		switch {
 		case ctx.Err() != nil:
 			s.setState(workflow.StateStopped, "")
@@ -160,14 +160,39 @@ func (s *Stream) Run(ctx context.Context) error {
 			return fmt.Errorf("%w: %w", ErrTerminal, err)
 		}
 		s.notifyState(StateRetrying)
-		t := time.NewTimer(s.cfg.RetryDelay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		switch err := s.waitRetry(ctx); {
+		case errors.Is(err, errStopRequested):
+			s.notifyState(workflow.StateStopped)
+			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "vplayer stop")
+			return nil
+		case err != nil:
 			s.setState(workflow.StateStopped, "")
 			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "signal")
 			return nil
-		case <-t.C:
+		}
+	}
+}
+
+// waitRetry waits --retry-delay before the next attempt, still noticing within a second a
+// vplayer stop (errStopRequested) or the end of ctx (its error).
+func (s *Stream) waitRetry(ctx context.Context) error {
+	delay := time.NewTimer(s.cfg.RetryDelay)
+	defer delay.Stop()
+	poll := time.NewTicker(stopPollInterval)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-delay.C:
+			return nil
+		case <-poll.C:
+			qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
+			c, err := s.store.Control(qctx, s.id)
+			cancel()
+			if err == nil && c.State == workflow.StateStopped {
+				return errStopRequested
+			}
 		}
 	}
 }
@@ -232,11 +257,16 @@ func errorKey(err error) string {
 	}, err.Error())
 }
 
-// attempt runs the pipeline once, from the committed position.
-func (s *Stream) attempt(ctx context.Context) error {
+// attempt runs the pipeline once, from the committed position. The first attempt starts the
+// workflow whatever its state; a later one finds it Stopped only when vplayer stop came while
+// the stream was retrying, and honours it.
+func (s *Stream) attempt(ctx context.Context, firstAttempt bool) error {
 	rec, err := s.store.Get(ctx, s.cfg.Workflow)
 	if err != nil {
 		return err
+	}
+	if !firstAttempt && rec.State == workflow.StateStopped {
+		return errStopRequested
 	}
 	start, err := binlog.ParsePosition(rec.Pos, s.flavor)
 	if err != nil {
