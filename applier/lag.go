@@ -27,14 +27,26 @@ import (
 
 // received notes what a fetch brought, before it is applied: the newest source commit time, the
 // heartbeats (counted in Stats.Heartbeats) and when they arrived. O(len(items)); it never blocks.
+//
+// The oldest pending transaction is noted here too, before the newest commit time: a lag read
+// between the two stores must never see the newest time without the pending one (LagSince reads
+// them in the opposite order), or lag would dip low for an instant.
 func (a *Applier) received(items []*event.Event, now time.Time) {
-	var newest, heartbeats int64
+	var newest, heartbeats, begin int64
 	for _, e := range items {
-		if e.Type == event.Heartbeat {
+		switch e.Type {
+		case event.Heartbeat:
 			heartbeats++
 			continue
+		case event.Begin:
+			if begin == 0 {
+				begin = e.Timestamp
+			}
 		}
 		newest = max(newest, e.Timestamp)
+	}
+	if begin != 0 && a.oldestPending.Load() == 0 {
+		a.oldestPending.Store(begin)
 	}
 	if newest > a.lastSource.Load() {
 		a.lastSource.Store(newest)
@@ -48,7 +60,8 @@ func (a *Applier) received(items []*event.Event, now time.Time) {
 // LagSince returns the instant lag is measured from (see above) and true, or false before the
 // applier received anything. It never blocks and is safe from any goroutine.
 func (a *Applier) LagSince() (since time.Time, ok bool) {
-	return lagSince(a.oldestPending.Load(), a.lastSource.Load(), a.lastHeartbeat.Load())
+	source, heartbeat := a.lastSource.Load(), a.lastHeartbeat.Load()
+	return lagSince(a.oldestPending.Load(), source, heartbeat)
 }
 
 // lagSince is LagSince's rule over its inputs: pending and source are unix seconds, heartbeat unix

@@ -43,11 +43,18 @@ func TestApplier_received(t *testing.T) {
 		{Type: event.Commit, Timestamp: 991},
 		{Type: event.Skip, Timestamp: 989},
 	}, now)
+	// Received and not yet applied: the fetched transaction is pending from the moment it arrives.
+	if got, want := a.Lag(now.Add(time.Second)), 11*time.Second; got != want {
+		t.Errorf("Lag after a fetch, before it is applied=%v, want %v (from the pending transaction)", got, want)
+	}
+	a.oldestPending.Store(0) // committed
 	if got, want := a.Lag(now.Add(time.Second)), 10*time.Second; got != want {
 		t.Errorf("Lag after a fetch, caught up=%v, want %v (from the newest commit time)", got, want)
 	}
-	// A pending transaction counts from its own commit time.
+	// A pending transaction counts from its own commit time, and an older one already pending
+	// is not replaced by a newer fetch.
 	a.oldestPending.Store(985)
+	a.received([]*event.Event{{Type: event.Begin, Timestamp: 995}}, now)
 	if got, want := a.Lag(now), 15*time.Second; got != want {
 		t.Errorf("Lag with a pending transaction=%v, want %v", got, want)
 	}
