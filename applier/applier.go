@@ -528,6 +528,7 @@ func (a *Applier) idle(ctx context.Context) error {
 		if err := a.commit(ctx); err != nil {
 			return err
 		}
+		now = a.cfg.Now() // the heartbeat write's deadline counts from its own start
 	}
 	if hb := a.cfg.Heartbeat; hb != nil && hb.Due(now) {
 		return hb.Record(ctx, now, func(ctx context.Context) error {
