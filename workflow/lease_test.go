@@ -34,24 +34,21 @@ func leaseStore(t *testing.T) (*workflow.Store, workflow.Record) {
 func TestLease_acquireExclusive(t *testing.T) {
 	store, rec := leaseStore(t)
 	ctx := context.Background()
-	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", 600*time.Millisecond)
+	// A ttl no stall of the test or the server can outlast: the lease expires only when the
+	// test expires it below.
+	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, h, err := store.Acquire(ctx, rec.ID, "wf", "owner-b", time.Second)
+	_, h, err := store.Acquire(ctx, rec.ID, "wf", "owner-b", time.Minute)
 	if !errors.Is(err, workflow.ErrLeaseHeld) || h.Owner != "owner-a" {
 		t.Fatalf("second Acquire = %v, holder %q; want ErrLeaseHeld by owner-a", err, h.Owner)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	var b *workflow.Lease
-	for b == nil && time.Now().Before(deadline) {
-		if b, _, err = store.Acquire(ctx, rec.ID, "wf", "owner-b", time.Second); err != nil && !errors.Is(err, workflow.ErrLeaseHeld) {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if b == nil {
-		t.Fatal("owner-b never took over the expired lease")
+	// Expire owner-a's lease on the target without a renewal, as a frozen owner's would.
+	expireLease(t, store, rec.ID)
+	b, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-b", time.Minute)
+	if err != nil {
+		t.Fatalf("Acquire of the expired lease = %v, want owner-b to take it over", err)
 	}
 	if b.Epoch() <= a.Epoch() {
 		t.Errorf("epoch after takeover = %d, want above %d", b.Epoch(), a.Epoch())
@@ -64,7 +61,7 @@ func TestLease_acquireExclusive(t *testing.T) {
 	if err := b.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-c", time.Second); err != nil {
+	if _, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-c", time.Minute); err != nil {
 		t.Errorf("Acquire after Release = %v, want the lease free", err)
 	}
 }
@@ -74,19 +71,36 @@ func TestLease_acquireExclusive(t *testing.T) {
 func TestLease_keepaliveOutlivesCallerContext(t *testing.T) {
 	store, rec := leaseStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	const ttl = 600 * time.Millisecond
+	// Renewals every 3 s; a lease no stall can expire before the checks below read it.
+	const ttl = 9 * time.Second
 	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Keep()
 	cancel()
-	time.Sleep(3 * ttl) // well past the ttl: only renewals keep it
-	if _, h, err := store.Acquire(context.Background(), rec.ID, "wf", "owner-b", ttl); !errors.Is(err, workflow.ErrLeaseHeld) || h.Owner != "owner-a" {
-		t.Fatalf("Acquire by another owner 3 ttl after the caller's context ended = %v (holder %q), want ErrLeaseHeld by owner-a", err, h.Owner)
+	// Read after the cancel, so that a later lease_until can only come from a renewal made after
+	// the caller's context ended.
+	initial := readLease(t, store, rec.ID)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := readLease(t, store, rec.ID)
+		if got.Owner != "owner-a" || got.Epoch != a.Epoch() {
+			t.Fatalf("record held by %q epoch %d after the caller's context ended, want owner-a epoch %d", got.Owner, got.Epoch, a.Epoch())
+		}
+		if got.Until.After(initial.Until) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lease_until still %v 30s after the caller's context ended, want the keepalive to renew it", got.Until)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if err := a.Err(); err != nil {
 		t.Errorf("lease reports %v, want still held", err)
+	}
+	if _, h, err := store.Acquire(context.Background(), rec.ID, "wf", "owner-b", ttl); !errors.Is(err, workflow.ErrLeaseHeld) || h.Owner != "owner-a" {
+		t.Fatalf("Acquire by another owner after the caller's context ended = %v (holder %q), want ErrLeaseHeld by owner-a", err, h.Owner)
 	}
 	if err := a.Release(); err != nil {
 		t.Fatal(err)
@@ -94,6 +108,27 @@ func TestLease_keepaliveOutlivesCallerContext(t *testing.T) {
 	if _, _, err := store.Acquire(context.Background(), rec.ID, "wf", "owner-b", ttl); err != nil {
 		t.Errorf("Acquire after Release = %v, want the lease free", err)
 	}
+}
+
+// expireLease expires the lease of record id on the target without a renewal.
+func expireLease(t *testing.T, store *workflow.Store, id int64) {
+	t.Helper()
+	if _, err := store.DB().ExecContext(t.Context(), "UPDATE "+store.Sidecar()+".vreplication SET lease_until = 0 WHERE id = ?", id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readLease reads the owner, epoch and lease_until of record id straight from the target.
+func readLease(t *testing.T, store *workflow.Store, id int64) workflow.Holder {
+	t.Helper()
+	var h workflow.Holder
+	var until int64
+	err := store.DB().QueryRowContext(t.Context(), "SELECT owner, epoch, lease_until FROM "+store.Sidecar()+".vreplication WHERE id = ?", id).Scan(&h.Owner, &h.Epoch, &until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Until = time.UnixMilli(until)
+	return h
 }
 
 // TestLease_keepaliveReportsLoss: when another owner took over (the old one was frozen past its
@@ -116,8 +151,8 @@ func TestLease_keepaliveReportsLoss(t *testing.T) {
 	a.Keep()
 	select {
 	case <-a.Lost():
-	case <-time.After(5 * ttl):
-		t.Fatal("keepalive did not report the loss")
+	case <-time.After(30 * time.Second): // a bound for a loaded machine, not a timing claim
+		t.Fatal("keepalive did not report the loss within 30s")
 	}
 	if err := a.Err(); !errors.Is(err, workflow.ErrLostOwnership) {
 		t.Errorf("Err = %v, want ErrLostOwnership", err)
