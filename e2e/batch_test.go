@@ -55,6 +55,13 @@ func (a *attempts) add(at *stream.Attempt) {
 	a.all = append(a.all, at)
 }
 
+// len returns the number of attempts started so far.
+func (a *attempts) len() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.all)
+}
+
 // totals sums the applier counters over all attempts.
 func (a *attempts) totals() (txns, commits, rows int64) {
 	a.mu.Lock()
@@ -78,12 +85,19 @@ func (e *env) createEvents(n int) binlog.Position {
 		}
 	}
 	start := e.sourcePos()
-	for i := 1; i <= n; i++ {
+	e.writeEvents(1, n)
+	return start
+}
+
+// writeEvents writes the rows from to to (inclusive) of the events table to the source, one
+// transaction each.
+func (e *env) writeEvents(from, to int) {
+	e.t.Helper()
+	for i := from; i <= to; i++ {
 		if _, err := e.src.ExecContext(e.ctx(), "INSERT INTO events VALUES (?, ?)", i, fmt.Sprintf("event %d", i)); err != nil {
 			e.t.Fatal(err)
 		}
 	}
-	return start
 }
 
 // TestGrouping: with many small source transactions buffered, target commits are far fewer than
@@ -91,32 +105,39 @@ func (e *env) createEvents(n int) binlog.Position {
 func TestGrouping(t *testing.T) {
 	e := newEnv(t)
 	const n = 3000
-	start := e.createEvents(n)
+	start := e.createEvents(1)
 	var at attempts
 	cfg := e.streamConfig()
 	cfg.StartPos = start.String()
 	cfg.OnStart = at.add
-	// Room for the whole backlog, so that "buffered" does not depend on how fast the reader runs
-	// compared with the applier: the applier is held back by a lock until the relay log holds
-	// most of the backlog.
+	// Room for the whole backlog, so that the reader never waits for the applier.
 	cfg.RelayLogMaxItems = 4 * n
 	cfg.RelayLogMaxBytes = 10 << 20
+	// The applier takes everything buffered at each fetch, so which of reader and applier starts
+	// first must not decide what the relay log holds: the applier fetches the one transaction
+	// written so far and blocks on a lock applying it; only then does the source write the rest,
+	// which the relay log buffers whole while the applier cannot fetch.
 	release := e.lockRow("SELECT * FROM " + e.db + ".events WHERE id > 0 FOR UPDATE")
 	stop := e.runStream(cfg)
+	e.waitBlocked("`"+e.db+"`.`events`", 30*time.Second)
+	blocked := time.Now()
+	e.writeEvents(2, n)
+	const want = 3 * (n - 1) // each transaction is three events: begin, rows, commit
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		at.mu.Lock()
 		buffered := 0
 		if len(at.all) > 0 {
-			buffered = at.all[0].Relay.Len()
+			buffered = at.all[len(at.all)-1].Relay.Len()
 		}
 		at.mu.Unlock()
-		if buffered >= 2*n { // each transaction is three events: begin, rows, commit
+		if buffered >= want {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("relay log holds %d events after 30s, want at least %d", buffered, 2*n)
+			t.Fatalf("relay log holds %d events 30s after the source wrote them, want at least %d", buffered, want)
 		}
 	}
+	t.Logf("the applier was blocked for %v while the relay log filled", time.Since(blocked).Round(time.Millisecond))
 	release()
 	e.waitCaughtUp(60 * time.Second)
 	if err := stop(); err != nil {
@@ -125,8 +146,8 @@ func TestGrouping(t *testing.T) {
 	e.assertEqual([]string{"events"})
 	txns, commits, _ := at.totals()
 	t.Logf("source transactions applied: %d; target commits: %d; %.1f transactions per commit", txns, commits, float64(txns)/float64(max(commits, 1)))
-	if len(at.all) != 1 {
-		t.Fatalf("the stream ran %d attempts, want 1", len(at.all))
+	if got := at.len(); got != 1 {
+		t.Fatalf("the stream ran %d attempts, want 1", got)
 	}
 	if txns != n {
 		t.Errorf("applied %d transactions, want %d", txns, n)
@@ -166,8 +187,8 @@ func TestFailureBeforeCommit(t *testing.T) {
 	if injected.Load() != 1 {
 		t.Fatalf("the failure was injected %d times, want 1", injected.Load())
 	}
-	if len(at.all) < 2 {
-		t.Errorf("stream ran %d attempts, want a retry after the injected failure", len(at.all))
+	if got := at.len(); got < 2 {
+		t.Errorf("stream ran %d attempts, want a retry after the injected failure", got)
 	}
 	var logged int
 	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM _vt.vreplication_log l JOIN _vt.vreplication v ON v.id = l.vrepl_id WHERE v.workflow = ? AND l.message LIKE '%injected failure%'", e.workflow).Scan(&logged); err != nil {
