@@ -41,10 +41,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build vplayer:", err)
 		os.Exit(1)
 	}
+	// The goroutines that run before any test; every one a test, stream, syncer or pool starts
+	// must be gone once the tests and the servers have stopped.
+	before := goleak.IgnoreCurrent()
 	code := mysqltest.Run(m)
 	os.RemoveAll(dir)
-	// Every stream, syncer and pool the tests started must be gone.
-	if err := goleak.Find(goleak.IgnoreCurrent()); code == 0 && err != nil {
+	if err := goleak.Find(before); code == 0 && err != nil {
 		fmt.Fprintln(os.Stderr, "goroutines leaked:", err)
 		code = 1
 	}
