@@ -178,9 +178,9 @@ func TestCrash(t *testing.T) {
 	}
 }
 
-// TestStopWhileBlocked: SIGTERM and `vplayer stop` each end the process within 2s while its
-// target statement waits on a lock; the blocked change is not applied and the position stays
-// before it.
+// TestStopWhileBlocked: while the process's target statement waits on a lock, SIGTERM ends it
+// within 2s, and `vplayer stop` within 1s (to notice) + 2s after the command returns; the blocked
+// change is not applied and the position stays before it.
 func TestStopWhileBlocked(t *testing.T) {
 	for _, how := range []string{"SIGTERM", "vplayer stop"} {
 		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
@@ -200,20 +200,30 @@ func TestStopWhileBlocked(t *testing.T) {
 			}
 			e.waitBlocked("`"+e.db+"`.`kv`", 10*time.Second)
 
-			start := time.Now()
+			// SPEC 8: a signal stops the process within 2s; `vplayer stop` commits state Stopped
+			// when it returns, the process notices within a second and then stops as on a signal,
+			// so within 1s + 2s of that instant. The stop command's own start-up is not counted.
+			var start time.Time
+			var bound time.Duration
 			if how == "SIGTERM" {
+				start, bound = time.Now(), 2*time.Second
 				p.signal(syscall.SIGTERM)
 			} else {
 				out, err := exec.Command(binary, "stop", "--target", e.target.DSN(""), "--workflow", e.workflow).CombinedOutput()
 				if err != nil {
 					t.Fatalf("vplayer stop: %v\n%s", err, out)
 				}
+				start, bound = time.Now(), time.Second+2*time.Second
 			}
-			if code := p.wait(5 * time.Second); code != 0 {
+			if code := p.wait(10 * time.Second); code != 0 {
 				t.Fatalf("vplayer exited with %d, want 0", code)
 			}
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("vplayer took %v to stop while blocked, want at most 2s", d)
+			if d := time.Since(start); d > bound {
+				if how == "SIGTERM" {
+					t.Errorf("vplayer took %v to stop after SIGTERM while blocked, want at most 2s", d)
+				} else {
+					t.Errorf("vplayer took %v to stop after `vplayer stop` returned while blocked, want at most 3s (notice within 1s, then stop within 2s)", d)
+				}
 			}
 			release()
 			var v int
