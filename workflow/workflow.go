@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/vplayer/vplayer/sqlq"
 )
 
@@ -141,7 +143,9 @@ func (s *Store) addMissingColumns(ctx context.Context) error {
 		if n > 0 {
 			continue
 		}
-		if _, err := s.db.ExecContext(ctx, "ALTER TABLE "+s.table("vreplication")+" ADD COLUMN "+sqlq.Ident(c[0])+" "+c[1]); err != nil {
+		_, err := s.db.ExecContext(ctx, "ALTER TABLE "+s.table("vreplication")+" ADD COLUMN "+sqlq.Ident(c[0])+" "+c[1])
+		var me *mysql.MySQLError
+		if err != nil && !(errors.As(err, &me) && me.Number == 1060) { // 1060: another process added it since we looked
 			return fmt.Errorf("add column %s to %s: %w", c[0], s.table("vreplication"), err)
 		}
 	}
