@@ -83,6 +83,12 @@ type Config struct {
 	// BeforeCommit, when set, runs after a batch's rows and position were sent and before its
 	// COMMIT; an error aborts the batch. For fault-injection tests.
 	BeforeCommit func() error
+	// DDLStarted is the position of a DDL an earlier attempt marked started without recording
+	// its position after it (workflow.Store.DDLStarted): it may have run already.
+	DDLStarted string
+	// AfterDDL, when set, runs after an executed DDL and before its position is recorded; an
+	// error ends the attempt there, as a crash would. For fault-injection tests.
+	AfterDDL func() error
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -560,25 +566,79 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 		a.stopped = true
 		return ErrStoppedAtDDL
 	case OnDDLExec, OnDDLExecIgnore:
-		// DDL commits by itself, outside the fenced position write: a fenced no-op on the record
-		// runs first in the same multi-statement, so a process that lost the workflow fails
-		// there and never reaches the DDL.
-		if a.cfg.Lease != nil {
-			a.b.add("", a.cfg.Lease.FenceSQL())
-		}
+		// DDL commits by itself, outside the fenced position write. The statement before it in
+		// the same multi-statement marks the DDL started, fenced: a process that lost the
+		// workflow fails there and never reaches the DDL, and the DDL's implicit commit makes
+		// the mark durable before the DDL runs.
+		a.b.add("", a.ddlMarkSQL(e.Pos))
 		// Run in the target database, with the names that qualify the source database pointed at
 		// the target database too.
 		a.b.add("", "USE "+sqlq.Ident(a.cfg.TargetDB))
 		a.b.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(a.cfg.TargetDB)))
+		err := a.flush(ctx)
 		var fe *workflow.FenceError
-		if err := a.flush(ctx); err != nil && (a.cfg.OnDDL == OnDDLExec || errors.As(err, &fe) || ctx.Err() != nil) {
+		switch {
+		case err == nil:
+		case errors.As(err, &fe) || ctx.Err() != nil:
 			return err
-		} else if err != nil {
+		case e.Pos == a.cfg.DDLStarted && alreadyApplied(err):
+			// An earlier attempt ran this DDL and ended before recording its position.
+			a.cfg.Logger.Warn("DDL already executed by an attempt that ended before recording it; not running it again",
+				"query", e.Query, "pos", e.Pos, "error", err)
+		case a.cfg.OnDDL == OnDDLExec:
+			// The server refused the DDL, so it did not run: drop the mark, so that a retry does
+			// not take the same refusal for a sign that it ran. Without the server's answer (a
+			// lost connection) it may have run, and the mark stays.
+			var me *mysql.MySQLError
+			if errors.As(err, &me) {
+				if _, cerr := a.conn.ExecContext(ctx, a.ddlMarkSQL("")); cerr != nil {
+					a.cfg.Logger.Warn("could not clear the mark of a failed DDL", "error", cerr)
+				}
+			}
+			return err
+		default:
 			a.cfg.Logger.Warn("DDL failed on the target, ignored by --on-ddl=exec_ignore", "query", e.Query, "error", err)
 		}
 		a.tables.reset()
+		if a.cfg.AfterDDL != nil {
+			if err := a.cfg.AfterDDL(); err != nil {
+				return fmt.Errorf("after DDL: %w", err)
+			}
+		}
 	}
 	return a.savePos(ctx)
+}
+
+// ddlMarkSQL marks the DDL ending at pos as started, or clears the mark (pos ""), fenced by the
+// lease when there is one.
+func (a *Applier) ddlMarkSQL(pos string) string {
+	if a.cfg.Lease != nil {
+		return a.cfg.Lease.DDLMarkSQL(pos)
+	}
+	return a.cfg.Store.DDLMarkSQL(a.cfg.ID, pos, 0)
+}
+
+// alreadyApplied reports whether err is what a DDL fails with when it already ran: what it
+// creates exists, or what it drops or renames is gone.
+func alreadyApplied(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case 1007, // database exists
+		1008, // database doesn't exist (DROP DATABASE)
+		1050, // table exists
+		1051, // unknown table (DROP TABLE)
+		1054, // unknown column (CHANGE or RENAME COLUMN)
+		1060, // duplicate column name
+		1061, // duplicate key name
+		1091, // can't drop: check that it exists
+		1146, // table doesn't exist (RENAME TABLE, ALTER of a renamed table)
+		1826: // duplicate foreign key constraint name
+		return true
+	}
+	return false
 }
 
 // savePos records a.pos in a transaction of its own.

@@ -53,8 +53,9 @@ type Config struct {
 	Owner    string
 
 	Logger *slog.Logger
-	// BeforeCommit is the applier's fault-injection hook, for tests.
+	// BeforeCommit and AfterDDL are the applier's fault-injection hooks, for tests.
 	BeforeCommit func() error
+	AfterDDL     func() error
 	// OnStart, when set, is called with the live pipeline at the start of each attempt, for
 	// metrics and tests.
 	OnStart func(*Attempt)

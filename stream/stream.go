@@ -292,6 +292,10 @@ func (s *Stream) attempt(ctx context.Context, firstAttempt bool) error {
 		return err
 	}
 	s.pause.set(ctl.Pause, s.flavor)
+	ddlStarted, err := s.store.DDLStarted(ctx, s.id)
+	if err != nil {
+		return err
+	}
 
 	relay := relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)
 	gate := newGate(relay, s.pause, s.flavor, rec.Pos)
@@ -326,6 +330,8 @@ func (s *Stream) attempt(ctx context.Context, firstAttempt bool) error {
 		Heartbeat:    hb,
 		Logger:       s.log,
 		BeforeCommit: s.cfg.BeforeCommit,
+		DDLStarted:   ddlStarted,
+		AfterDDL:     s.cfg.AfterDDL,
 	})
 	if s.cfg.OnStart != nil {
 		s.cfg.OnStart(&Attempt{Relay: relay, Applier: app, Heartbeat: hb})

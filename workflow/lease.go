@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -218,11 +217,10 @@ func (l *Lease) Release() error {
 	return nil
 }
 
-// FenceSQL returns a statement that changes nothing while the lease is ours and fails, like a
-// fenced position write, once the record has another epoch: put it before a statement that
-// commits by itself (DDL) in the same multi-statement batch.
-func (l *Lease) FenceSQL() string {
-	return "UPDATE " + l.store.table("vreplication") + " SET pos = " + fenced("pos", l.epoch) + " WHERE id = " + strconv.FormatInt(l.id, 10)
+// DDLMarkSQL is Store.DDLMarkSQL fenced by the lease's epoch: on a record another owner took
+// over it fails, so a DDL after it in the same multi-statement never runs.
+func (l *Lease) DDLMarkSQL(pos string) string {
+	return l.store.DDLMarkSQL(l.id, pos, l.epoch)
 }
 
 // LostError says who took a workflow over.

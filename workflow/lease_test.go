@@ -162,20 +162,31 @@ func TestLease_keepaliveReportsLoss(t *testing.T) {
 	}
 }
 
-// TestLease_fenceSQL: the fence statement changes nothing while the lease is ours and fails with
-// a fence violation once another owner took the workflow over.
-func TestLease_fenceSQL(t *testing.T) {
+// TestLease_ddlMarkSQL: the statement that marks a DDL started changes no position while the
+// lease is ours, leaves the mark for DDLStarted until the next position write, and fails with a
+// fence violation once another owner took the workflow over.
+func TestLease_ddlMarkSQL(t *testing.T) {
 	store, rec := leaseStore(t)
 	ctx := context.Background()
 	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.DB().ExecContext(ctx, a.FenceSQL()); err != nil {
-		t.Fatalf("fence of the owner = %v, want nil", err)
+	const ddlPos = "MariaDB/0-1-4242"
+	if _, err := store.DB().ExecContext(ctx, a.DDLMarkSQL(ddlPos)); err != nil {
+		t.Fatalf("DDL mark of the owner = %v, want nil", err)
 	}
 	if got, _ := store.Get(ctx, "wf"); got.Pos != rec.Pos {
-		t.Errorf("fence changed pos to %q, want %q", got.Pos, rec.Pos)
+		t.Errorf("DDL mark changed pos to %q, want %q", got.Pos, rec.Pos)
+	}
+	if got, err := store.DDLStarted(ctx, rec.ID); err != nil || got != ddlPos {
+		t.Errorf("DDLStarted = %q, %v; want %q", got, err, ddlPos)
+	}
+	if _, err := store.DB().ExecContext(ctx, a.PositionSQL(ddlPos, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := store.DDLStarted(ctx, rec.ID); err != nil || got != "" {
+		t.Errorf("DDLStarted after a position write = %q, %v; want none", got, err)
 	}
 	if _, err := store.DB().ExecContext(ctx, "UPDATE "+store.Sidecar()+".vreplication SET lease_until = 0 WHERE id = ?", rec.ID); err != nil {
 		t.Fatal(err)
@@ -191,8 +202,8 @@ func TestLease_fenceSQL(t *testing.T) {
 	if _, err := conn.ExecContext(ctx, "SET SESSION sql_mode = 'STRICT_ALL_TABLES'"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = conn.ExecContext(ctx, a.FenceSQL())
+	_, err = conn.ExecContext(ctx, a.DDLMarkSQL("MariaDB/0-1-4243"))
 	if !workflow.IsFenceViolation(err) {
-		t.Errorf("fence of the old owner = %v, want a fence violation", err)
+		t.Errorf("DDL mark of the old owner = %v, want a fence violation", err)
 	}
 }

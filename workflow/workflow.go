@@ -100,6 +100,7 @@ func (s *Store) Init(ctx context.Context) error {
   lease_until bigint NOT NULL DEFAULT 0,
   pause_pos varbinary(10000) DEFAULT NULL,
   pause_until bigint NOT NULL DEFAULT 0,
+  ddl_pos varbinary(10000) DEFAULT NULL,
   PRIMARY KEY (id),
   UNIQUE KEY workflow (workflow)
 ) ENGINE=InnoDB`,
@@ -132,6 +133,7 @@ var addedColumns = [][2]string{
 	{"lease_until", "bigint NOT NULL DEFAULT 0"},
 	{"pause_pos", "varbinary(10000) DEFAULT NULL"},
 	{"pause_until", "bigint NOT NULL DEFAULT 0"},
+	{"ddl_pos", "varbinary(10000) DEFAULT NULL"},
 }
 
 func (s *Store) addMissingColumns(ctx context.Context) error {
@@ -288,7 +290,7 @@ func (s *Store) positionSQL(id int64, pos string, now, txTime int64, epoch uint6
 	var b strings.Builder
 	b.WriteString("UPDATE ")
 	b.WriteString(s.table("vreplication"))
-	b.WriteString(" SET message = '', pos = ")
+	b.WriteString(" SET message = '', ddl_pos = NULL, pos = ")
 	b.WriteString(fenced(sqlq.String(pos), epoch))
 	b.WriteString(", time_updated = ")
 	b.WriteString(strconv.FormatInt(now, 10))
@@ -299,6 +301,31 @@ func (s *Store) positionSQL(id int64, pos string, now, txTime int64, epoch uint6
 	b.WriteString(" WHERE id = ")
 	b.WriteString(strconv.FormatInt(id, 10))
 	return b.String()
+}
+
+// DDLMarkSQL returns the statement that marks the DDL ending at pos as started (pos "": clears
+// the mark), to run in the applier's session just before the DDL, whose implicit commit makes the
+// mark durable first. The next position write clears it too. After a crash between the DDL and
+// that write, the mark says the DDL may already have run (see DDLStarted). epoch, when not 0,
+// fences it: on a record with another epoch it sets the NOT NULL pos to NULL and fails.
+func (s *Store) DDLMarkSQL(id int64, pos string, epoch uint64) string {
+	mark := "NULL"
+	if pos != "" {
+		mark = sqlq.String(pos)
+	}
+	return "UPDATE " + s.table("vreplication") + " SET pos = " + fenced("pos", epoch) + ", ddl_pos = " + mark +
+		" WHERE id = " + strconv.FormatInt(id, 10)
+}
+
+// DDLStarted returns the position of the DDL marked started and not followed by a position
+// write (see DDLMarkSQL), or "" when there is none.
+func (s *Store) DDLStarted(ctx context.Context, id int64) (string, error) {
+	var pos string
+	err := s.db.QueryRowContext(ctx, "SELECT COALESCE(ddl_pos, '') FROM "+s.table("vreplication")+" WHERE id = ?", id).Scan(&pos)
+	if err != nil {
+		return "", fmt.Errorf("read workflow %d DDL mark: %w", id, err)
+	}
+	return pos, nil
 }
 
 // fenced wraps value so that it is NULL unless the record's epoch is epoch (0: no fence).
