@@ -62,3 +62,25 @@ WHERE v.workflow = ? AND l.type = 'Error'`, e.workflow).Scan(&logged); err != ni
 		})
 	}
 }
+
+// TestFenceShapedDataErrorTerminal: a replicated row the target refuses with the same error a
+// fenced record write fails with (a NOT NULL column named pos set to NULL) is, once the record
+// shows the lease is still this process's, the data error it is: terminal, not retried.
+func TestFenceShapedDataErrorTerminal(t *testing.T) {
+	e := newEnv(t)
+	e.execOn(e.src, "CREATE TABLE t (id INT NOT NULL PRIMARY KEY, pos INT NULL)")
+	e.execOn(e.dst, "CREATE TABLE t (id INT NOT NULL PRIMARY KEY, pos INT NOT NULL)")
+	p := e.startVplayer()
+	e.waitRunning(30 * time.Second)
+	e.execOn(e.src, "INSERT INTO t VALUES (1, NULL)")
+	if code := p.wait(30 * time.Second); code != 1 {
+		t.Fatalf("vplayer exited with %d on a NULL for a NOT NULL column, want 1", code)
+	}
+	r := e.record()
+	if r.State != "Error" || !strings.HasPrefix(r.Message, "terminal error: ") || !strings.Contains(r.Message, "Column 'pos' cannot be null") {
+		t.Errorf("record: state %q message %q, want Error, terminal error: ... Column 'pos' cannot be null", r.State, r.Message)
+	}
+	if out := p.out.String(); strings.Count(out, "error in stream") != 1 || strings.Contains(out, "lost ownership") {
+		t.Errorf("want one 'error in stream' line and no lost ownership; output:\n%s", out)
+	}
+}

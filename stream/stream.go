@@ -359,7 +359,11 @@ func (s *Stream) attempt(ctx context.Context, firstAttempt bool) error {
 		if ctx.Err() == nil && !errors.Is(err, applier.ErrStopPosition) && !errors.Is(err, applier.ErrStoppedAtDDL) && !errors.Is(err, errStopRequested) {
 			once.Do(func() {
 				reported = err
-				s.report(err)
+				// A fenced write's failure is a lost workflow or a data error; Run tells which
+				// (it asks the record) and reports it then.
+				if fe := (*workflow.FenceError)(nil); !errors.As(err, &fe) {
+					s.report(err)
+				}
 			})
 		}
 		return err
