@@ -62,6 +62,9 @@ type Stream struct {
 	// loop never disagree when --max-time-to-retry-on-error runs out between two looks.
 	verdict atomic.Int32
 
+	// Owned by Run's goroutine and the attempt's applier (which runs only while Run waits).
+	running bool // this process set the workflow Running: a Stopped record is a stop request
+
 	errMu    sync.Mutex
 	errKey   string    // kind of the last error, for --max-time-to-retry-on-error
 	errSince time.Time // when that kind of error was first seen
@@ -115,9 +118,9 @@ func (s *Stream) Run(ctx context.Context) error {
 		stopMessenger()
 		<-done
 	}()
-	for first := true; ; first = false {
+	for {
 		s.verdict.Store(0)
-		err := s.attempt(ctx, first)
+		err := s.attempt(ctx)
 		switch {
 		case ctx.Err() != nil:
 			s.setState(workflow.StateStopped, "")
@@ -187,6 +190,9 @@ func (s *Stream) waitRetry(ctx context.Context) error {
 		case <-delay.C:
 			return nil
 		case <-poll.C:
+			if !s.running {
+				continue // the workflow was not started yet: a Stopped record is its old state
+			}
 			qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
 			c, err := s.store.Control(qctx, s.id)
 			cancel()
@@ -257,15 +263,15 @@ func errorKey(err error) string {
 	}, err.Error())
 }
 
-// attempt runs the pipeline once, from the committed position. The first attempt starts the
-// workflow whatever its state; a later one finds it Stopped only when vplayer stop came while
-// the stream was retrying, and honours it.
-func (s *Stream) attempt(ctx context.Context, firstAttempt bool) error {
+// attempt runs the pipeline once, from the committed position. Until this process has set the
+// workflow Running it starts it whatever its state; after that, a Stopped record means vplayer
+// stop came while the stream was retrying, and is honoured.
+func (s *Stream) attempt(ctx context.Context) error {
 	rec, err := s.store.Get(ctx, s.cfg.Workflow)
 	if err != nil {
 		return err
 	}
-	if !firstAttempt && rec.State == workflow.StateStopped {
+	if s.running && rec.State == workflow.StateStopped {
 		return errStopRequested
 	}
 	start, err := binlog.ParsePosition(rec.Pos, s.flavor)
@@ -285,6 +291,7 @@ func (s *Stream) attempt(ctx context.Context, firstAttempt bool) error {
 		}
 		s.log.Info("workflow running", "state", workflow.StateRunning, "pos", rec.Pos)
 	}
+	s.running = true
 	s.notifyState(workflow.StateRunning)
 	// A vplayer diff pause in force holds the new attempt from its first event.
 	ctl, err := s.store.Control(ctx, s.id)
