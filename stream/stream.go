@@ -226,6 +226,14 @@ func (s *Stream) report(err error) {
 	s.msg.set(err.Error())
 }
 
+// resetErrorClock forgets the kind of the last error, so that the next one starts
+// --max-time-to-retry-on-error's clock: the stream made progress since.
+func (s *Stream) resetErrorClock() {
+	s.errMu.Lock()
+	s.errKey = ""
+	s.errMu.Unlock()
+}
+
 const (
 	verdictRetry    = 1
 	verdictTerminal = 2
@@ -353,6 +361,9 @@ func (s *Stream) attempt(ctx context.Context) error {
 			return snap
 		}))
 
+	// progressed reports whether this attempt saved a position or recorded a heartbeat: after
+	// progress, an error starts --max-time-to-retry-on-error's clock afresh.
+	progressed := func() bool { return app.Stats().Saves.Load() > 0 || hb.Recorded() > 0 }
 	g, gctx := errgroup.WithContext(ctx)
 	var once sync.Once
 	var reported error
@@ -369,6 +380,9 @@ func (s *Stream) attempt(ctx context.Context) error {
 				// A fenced write's failure is a lost workflow or a data error; Run tells which
 				// (it asks the record) and reports it then.
 				if fe := (*workflow.FenceError)(nil); !errors.As(err, &fe) {
+					if progressed() {
+						s.resetErrorClock()
+					}
 					s.report(err)
 				}
 			})
