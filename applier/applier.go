@@ -86,6 +86,9 @@ type Config struct {
 	// DDLStarted is the position of a DDL an earlier attempt marked started without recording
 	// its position after it (workflow.Store.DDLStarted): it may have run already.
 	DDLStarted string
+	// DDLRefused, when set, is told the position of a DDL the target refused, whose mark this
+	// attempt cleared or tried to: the caller keeps it from passing as DDLStarted later.
+	DDLRefused func(pos string)
 	// AfterDDL, when set, runs after an executed DDL and before its position is recorded; an
 	// error ends the attempt there, as a crash would. For fault-injection tests.
 	AfterDDL func() error
@@ -577,11 +580,16 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 		a.b.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(a.cfg.TargetDB)))
 		err := a.flush(ctx)
 		var fe *workflow.FenceError
+		maybeRan := e.Pos == a.cfg.DDLStarted
 		switch {
+		case err == nil && maybeRan:
+			a.cfg.Logger.Warn("DDL marked started by an attempt that ended before recording it ran again; "+
+				"it had not run then, or it is one that can run twice (an unnamed index, a rename cycle): check the target's schema",
+				"query", e.Query, "pos", e.Pos)
 		case err == nil:
 		case errors.As(err, &fe) || ctx.Err() != nil:
 			return err
-		case e.Pos == a.cfg.DDLStarted && alreadyApplied(err):
+		case maybeRan && alreadyApplied(err):
 			// An earlier attempt ran this DDL and ended before recording its position.
 			a.cfg.Logger.Warn("DDL already executed by an attempt that ended before recording it; not running it again",
 				"query", e.Query, "pos", e.Pos, "error", err)
@@ -591,6 +599,9 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 			// lost connection) it may have run, and the mark stays.
 			var me *mysql.MySQLError
 			if errors.As(err, &me) {
+				if a.cfg.DDLRefused != nil {
+					a.cfg.DDLRefused(e.Pos)
+				}
 				if _, cerr := a.conn.ExecContext(ctx, a.ddlMarkSQL("")); cerr != nil {
 					a.cfg.Logger.Warn("could not clear the mark of a failed DDL", "error", cerr)
 				}

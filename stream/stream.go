@@ -63,7 +63,8 @@ type Stream struct {
 	verdict atomic.Int32
 
 	// Owned by Run's goroutine and the attempt's applier (which runs only while Run waits).
-	running bool // this process set the workflow Running: a Stopped record is a stop request
+	running    bool   // this process set the workflow Running: a Stopped record is a stop request
+	refusedDDL string // position of the last DDL the target refused in this process
 
 	errMu    sync.Mutex
 	errKey   string    // kind of the last error, for --max-time-to-retry-on-error
@@ -311,6 +312,11 @@ func (s *Stream) attempt(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if ddlStarted == s.refusedDDL {
+		// The mark of a DDL the target refused in this process, left when clearing it failed:
+		// the DDL did not run, and its refusal must not read as a sign that it did.
+		ddlStarted = ""
+	}
 
 	relay := relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)
 	gate := newGate(relay, s.pause, s.flavor, rec.Pos)
@@ -346,6 +352,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		Logger:       s.log,
 		BeforeCommit: s.cfg.BeforeCommit,
 		DDLStarted:   ddlStarted,
+		DDLRefused:   func(pos string) { s.refusedDDL = pos },
 		AfterDDL:     s.cfg.AfterDDL,
 	})
 	if s.cfg.OnStart != nil {
