@@ -574,6 +574,10 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 		// workflow fails there and never reaches the DDL, and the DDL's implicit commit makes
 		// the mark durable before the DDL runs.
 		a.b.add("", a.ddlMarkSQL(e.Pos))
+		// The DDL is pending until its position is saved: lag counts from it meanwhile.
+		if a.oldestPending.Load() == 0 {
+			a.oldestPending.Store(e.Timestamp)
+		}
 		// Run in the target database, with the names that qualify the source database pointed at
 		// the target database too.
 		a.b.add("", "USE "+sqlq.Ident(a.cfg.TargetDB))
