@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/vplayer/vplayer/stall"
@@ -80,4 +81,25 @@ func TestRun_stopWhileRetrying(t *testing.T) {
 	if r, _ := store.Get(context.Background(), cfg.Workflow); r.State != workflow.StateStopped || r.Message != workflow.StopRequestedMessage {
 		t.Errorf("record state %q message %q, want Stopped, %q", r.State, r.Message, workflow.StopRequestedMessage)
 	}
+}
+
+// TestTerminal_clockRestartsAfterProgress: one kind of error for longer than
+// --max-time-to-retry-on-error is terminal, but after progress the clock starts again, so that a
+// stall days after the last one is retried like a first.
+func TestTerminal_clockRestartsAfterProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &Stream{cfg: Config{MaxTimeToRetryOnError: time.Minute}}
+		stalled := &stall.Error{Detector: stall.Heartbeat, Cause: errors.New("recording took longer than 2s")}
+		if s.terminal(stalled) {
+			t.Fatal("the first stall is terminal, want a retry")
+		}
+		time.Sleep(2 * time.Minute)
+		if !s.terminal(stalled) {
+			t.Fatal("the same stall two minutes on is not terminal with a one-minute limit")
+		}
+		s.resetErrorClock()
+		if s.terminal(stalled) {
+			t.Error("a stall after progress is terminal at once, want the clock started again")
+		}
+	})
 }
