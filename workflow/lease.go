@@ -262,9 +262,11 @@ func (l *Lease) SetState(ctx context.Context, state, message string) error {
 	return l.update(ctx, "state = ?, message = ?, time_updated = UNIX_TIMESTAMP()", state, Truncate(message))
 }
 
-// SetMessage sets the record's message if the lease is still ours.
+// SetMessage sets the record's message if the lease is still ours and the workflow is Running:
+// the message of a running stream (an error it retries, a stall) never overwrites what an
+// operator's vplayer stop, or the stream's own stop or terminal error, recorded meanwhile.
 func (l *Lease) SetMessage(ctx context.Context, message string) error {
-	return l.update(ctx, "message = ?", Truncate(message))
+	return l.update(ctx, "message = IF(state = '"+StateRunning+"', ?, message)", Truncate(message))
 }
 
 func (l *Lease) update(ctx context.Context, set string, args ...any) error {

@@ -207,3 +207,33 @@ func TestLease_ddlMarkSQL(t *testing.T) {
 		t.Errorf("DDL mark of the old owner = %v, want a fence violation", err)
 	}
 }
+
+// TestLease_setMessageOnlyWhileRunning: a running stream's message (a retried error) written late
+// does not overwrite what a stop recorded; while Running it is written.
+func TestLease_setMessageOnlyWhileRunning(t *testing.T) {
+	store, rec := leaseStore(t)
+	ctx := context.Background()
+	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	if err := a.SetState(ctx, workflow.StateRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetMessage(ctx, "retrying: connection refused"); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, store, "wf").Message; got != "retrying: connection refused" {
+		t.Errorf("message while Running = %q, want the error", got)
+	}
+	if err := store.SetState(ctx, rec.ID, workflow.StateStopped, workflow.StopRequestedMessage); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetMessage(ctx, "retrying: connection refused again"); err != nil {
+		t.Errorf("SetMessage on a Stopped record = %v, want nil (the lease is still ours)", err)
+	}
+	if r := mustGet(t, store, "wf"); r.State != workflow.StateStopped || r.Message != workflow.StopRequestedMessage {
+		t.Errorf("record after a late message: state %q message %q, want Stopped, %q", r.State, r.Message, workflow.StopRequestedMessage)
+	}
+}
