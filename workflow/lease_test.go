@@ -208,8 +208,9 @@ func TestLease_ddlMarkSQL(t *testing.T) {
 	}
 }
 
-// TestLease_setMessageOnlyWhileRunning: a running stream's message (a retried error) written late
-// does not overwrite what a stop recorded; while Running it is written.
+// TestLease_setMessageOnlyWhileRunning: a running stream's message (a retried error), position or
+// heartbeat written late does not overwrite or clear what a stop recorded; while Running the
+// message is written, and cleared by progress.
 func TestLease_setMessageOnlyWhileRunning(t *testing.T) {
 	store, rec := leaseStore(t)
 	ctx := context.Background()
@@ -227,11 +228,26 @@ func TestLease_setMessageOnlyWhileRunning(t *testing.T) {
 	if got := mustGet(t, store, "wf").Message; got != "retrying: connection refused" {
 		t.Errorf("message while Running = %q, want the error", got)
 	}
+	if _, err := store.DB().ExecContext(ctx, a.HeartbeatSQL(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, store, "wf").Message; got != "" {
+		t.Errorf("message after a heartbeat while Running = %q, want it cleared", got)
+	}
+	if err := a.SetMessage(ctx, "retrying: connection refused"); err != nil {
+		t.Fatal(err)
+	}
 	if err := store.SetState(ctx, rec.ID, workflow.StateStopped, workflow.StopRequestedMessage); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.SetMessage(ctx, "retrying: connection refused again"); err != nil {
 		t.Errorf("SetMessage on a Stopped record = %v, want nil (the lease is still ours)", err)
+	}
+	// A commit or heartbeat in flight when the stop landed does not erase its message either.
+	for _, q := range []string{a.PositionSQL("MariaDB/0-1-2", 2, 2), a.HeartbeatSQL(3)} {
+		if _, err := store.DB().ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 	if r := mustGet(t, store, "wf"); r.State != workflow.StateStopped || r.Message != workflow.StopRequestedMessage {
 		t.Errorf("record after a late message: state %q message %q, want Stopped, %q", r.State, r.Message, workflow.StopRequestedMessage)

@@ -277,8 +277,8 @@ func (s *Store) AddLog(ctx context.Context, id int64, typ, state, message string
 }
 
 // PositionSQL returns the statement that records pos, to run inside the applier's transaction
-// just before COMMIT. now and txTime are unix seconds. It clears the message: the stream is
-// making progress.
+// just before COMMIT. now and txTime are unix seconds. It clears the message of a Running
+// workflow: the stream is making progress.
 func (s *Store) PositionSQL(id int64, pos string, now, txTime int64) string {
 	return s.positionSQL(id, pos, now, txTime, 0)
 }
@@ -290,7 +290,7 @@ func (s *Store) positionSQL(id int64, pos string, now, txTime int64, epoch uint6
 	var b strings.Builder
 	b.WriteString("UPDATE ")
 	b.WriteString(s.table("vreplication"))
-	b.WriteString(" SET message = '', ddl_pos = NULL, pos = ")
+	b.WriteString(" SET message = " + clearWhileRunning + ", ddl_pos = NULL, pos = ")
 	b.WriteString(fenced(sqlq.String(pos), epoch))
 	b.WriteString(", time_updated = ")
 	b.WriteString(strconv.FormatInt(now, 10))
@@ -357,15 +357,20 @@ func Truncate(msg string) string {
 }
 
 // HeartbeatSQL returns the statement that records a heartbeat at now (unix seconds). It clears the
-// message: recording a heartbeat is progress.
+// message of a Running workflow: recording a heartbeat is progress.
 func (s *Store) HeartbeatSQL(id int64, now int64) string {
 	return s.heartbeatSQL(id, now, 0)
 }
 
 func (s *Store) heartbeatSQL(id int64, now int64, epoch uint64) string {
 	n := strconv.FormatInt(now, 10)
-	return "UPDATE " + s.table("vreplication") + " SET message = '', time_heartbeat = " + fenced(n, epoch) + ", time_updated = " + n + " WHERE id = " + strconv.FormatInt(id, 10)
+	return "UPDATE " + s.table("vreplication") + " SET message = " + clearWhileRunning + ", time_heartbeat = " + fenced(n, epoch) + ", time_updated = " + n + " WHERE id = " + strconv.FormatInt(id, 10)
 }
+
+// clearWhileRunning is the message a position or heartbeat write leaves: none while the workflow
+// is Running (it makes progress, so the error that message was about is over); otherwise what a
+// vplayer stop or a terminal error recorded since, which an in-flight write must not erase.
+const clearWhileRunning = "IF(state = '" + StateRunning + "', '', message)"
 
 // DB returns the store's pool.
 func (s *Store) DB() *sql.DB { return s.db }

@@ -474,9 +474,11 @@ func TestStore_PositionSQL(t *testing.T) {
 	s, db := newStore(t)
 	r := mustCreate(t, s, newRecord("w"))
 	other := mustCreate(t, s, newRecord("other"))
-	if err := s.SetMessage(t.Context(), r.ID, "relay log I/O stalled"); err != nil {
+	// A running workflow with the message of an error it got past: progress clears it.
+	if err := s.SetState(t.Context(), r.ID, workflow.StateRunning, "relay log I/O stalled"); err != nil {
 		t.Fatal(err)
 	}
+	r = mustGet(t, s, "w")
 	steps := []struct {
 		name   string
 		pos    string
@@ -537,9 +539,11 @@ func TestStore_HeartbeatSQL(t *testing.T) {
 	s, db := newStore(t)
 	r := mustCreate(t, s, newRecord("w"))
 	other := mustCreate(t, s, newRecord("other"))
-	if err := s.SetMessage(t.Context(), r.ID, "failed to record heartbeat"); err != nil {
+	// A running workflow with the message of an error it got past: progress clears it.
+	if err := s.SetState(t.Context(), r.ID, workflow.StateRunning, "failed to record heartbeat"); err != nil {
 		t.Fatal(err)
 	}
+	r = mustGet(t, s, "w")
 	const now = 1700000500
 	if _, err := db.ExecContext(t.Context(), s.HeartbeatSQL(r.ID, now)); err != nil {
 		t.Fatal(err)
