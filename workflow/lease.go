@@ -257,8 +257,14 @@ func IsFenceViolation(err error) bool {
 	return strings.Contains(me.Message, "'pos'") || strings.Contains(me.Message, "'time_heartbeat'")
 }
 
-// SetState sets the record's state and message if the lease is still ours.
+// SetState sets the record's state and message if the lease is still ours. Stopped with no
+// message (a stop by signal) keeps the reason of a record already Stopped: a vplayer stop that
+// landed just before the signal still says so, and keeps standbys off.
 func (l *Lease) SetState(ctx context.Context, state, message string) error {
+	if state == StateStopped && message == "" {
+		// Assignments run left to right: message is decided from the state before this update.
+		return l.update(ctx, "message = IF(state = '"+StateStopped+"', message, ''), state = ?, time_updated = UNIX_TIMESTAMP()", state)
+	}
 	return l.update(ctx, "state = ?, message = ?, time_updated = UNIX_TIMESTAMP()", state, Truncate(message))
 }
 

@@ -253,3 +253,33 @@ func TestLease_setMessageOnlyWhileRunning(t *testing.T) {
 		t.Errorf("record after a late message: state %q message %q, want Stopped, %q", r.State, r.Message, workflow.StopRequestedMessage)
 	}
 }
+
+// TestLease_signalStopKeepsStopReason: a stop by signal (Stopped, no message) right after a
+// vplayer stop keeps the vplayer stop's reason; on a Running record it clears the message.
+func TestLease_signalStopKeepsStopReason(t *testing.T) {
+	store, rec := leaseStore(t)
+	ctx := context.Background()
+	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	if err := a.SetState(ctx, workflow.StateRunning, "retrying: connection refused"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetState(ctx, workflow.StateStopped, ""); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustGet(t, store, "wf"); r.State != workflow.StateStopped || r.Message != "" {
+		t.Errorf("signal stop of a Running record: state %q message %q, want Stopped and no message", r.State, r.Message)
+	}
+	if err := store.SetState(ctx, rec.ID, workflow.StateStopped, workflow.StopRequestedMessage); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetState(ctx, workflow.StateStopped, ""); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustGet(t, store, "wf"); r.State != workflow.StateStopped || r.Message != workflow.StopRequestedMessage {
+		t.Errorf("signal stop after vplayer stop: state %q message %q, want Stopped, %q", r.State, r.Message, workflow.StopRequestedMessage)
+	}
+}
