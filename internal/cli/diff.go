@@ -103,17 +103,8 @@ func diffCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, side := range []struct {
-		flags *tlsFlags
-		e     *endpoint
-	}{{&f.sourceTLS, src}, {&f.targetTLS, tgt}} {
-		st, err := side.flags.settings(fs, side.e)
-		if err != nil {
-			return err
-		}
-		if err := side.e.configureTLS(st); err != nil {
-			return err
-		}
+	if err := configureBothTLS(fs, &f.sourceTLS, &f.targetTLS, src, tgt); err != nil {
+		return err
 	}
 
 	logger, flushLog := newLogger(f.logFormat, stderr, f.workflow)

@@ -159,7 +159,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := f.configureTLS(fs, src, tgt); err != nil {
+	if err := configureBothTLS(fs, &f.sourceTLS, &f.targetTLS, src, tgt); err != nil {
 		return err
 	}
 	sourceDB := f.sourceDB

@@ -67,13 +67,13 @@ var dsnTLSModes = map[string]tlsconfig.Mode{
 	"true":        tlsconfig.VerifyIdentity,
 }
 
-// configureTLS sets up the TLS of both connections, reading the files: an error names the flag
-// (exit code 2, before any connection).
-func (f *runFlags) configureTLS(fs *pflag.FlagSet, src, tgt *endpoint) error {
+// configureBothTLS sets up the TLS of the source and target connections from their flags, reading
+// the files: an error names the flag (exit code 2, before any connection).
+func configureBothTLS(fs *pflag.FlagSet, srcTLS, tgtTLS *tlsFlags, src, tgt *endpoint) error {
 	for _, side := range []struct {
 		flags *tlsFlags
 		e     *endpoint
-	}{{&f.sourceTLS, src}, {&f.targetTLS, tgt}} {
+	}{{srcTLS, src}, {tgtTLS, tgt}} {
 		st, err := side.flags.settings(fs, side.e)
 		if err != nil {
 			return err
