@@ -212,16 +212,8 @@ func TestLease_ddlMarkSQL(t *testing.T) {
 // heartbeat written late does not overwrite or clear what a stop recorded; while Running the
 // message is written, and cleared by progress.
 func TestLease_setMessageOnlyWhileRunning(t *testing.T) {
-	store, rec := leaseStore(t)
+	store, rec, a := runningOwner(t, "")
 	ctx := context.Background()
-	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Release()
-	if err := a.SetState(ctx, workflow.StateRunning, ""); err != nil {
-		t.Fatal(err)
-	}
 	if err := a.SetMessage(ctx, "retrying: connection refused"); err != nil {
 		t.Fatal(err)
 	}
@@ -257,16 +249,8 @@ func TestLease_setMessageOnlyWhileRunning(t *testing.T) {
 // TestLease_signalStopKeepsStopReason: a stop by signal (Stopped, no message) right after a
 // vplayer stop keeps the vplayer stop's reason; on a Running record it clears the message.
 func TestLease_signalStopKeepsStopReason(t *testing.T) {
-	store, rec := leaseStore(t)
+	store, rec, a := runningOwner(t, "retrying: connection refused")
 	ctx := context.Background()
-	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Release()
-	if err := a.SetState(ctx, workflow.StateRunning, "retrying: connection refused"); err != nil {
-		t.Fatal(err)
-	}
 	if err := a.SetState(ctx, workflow.StateStopped, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -282,4 +266,21 @@ func TestLease_signalStopKeepsStopReason(t *testing.T) {
 	if r := mustGet(t, store, "wf"); r.State != workflow.StateStopped || r.Message != workflow.StopRequestedMessage {
 		t.Errorf("signal stop after vplayer stop: state %q message %q, want Stopped, %q", r.State, r.Message, workflow.StopRequestedMessage)
 	}
+}
+
+// runningOwner returns a lease store whose workflow "wf" owner-a owns, Running with message msg;
+// the lease is released when the test ends.
+func runningOwner(t *testing.T, msg string) (*workflow.Store, workflow.Record, *workflow.Lease) {
+	t.Helper()
+	store, rec := leaseStore(t)
+	ctx := context.Background()
+	a, _, err := store.Acquire(ctx, rec.ID, "wf", "owner-a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Release() })
+	if err := a.SetState(ctx, workflow.StateRunning, msg); err != nil {
+		t.Fatal(err)
+	}
+	return store, rec, a
 }
