@@ -41,7 +41,7 @@ var sessionSetup = []string{
 	"SET NAMES binary",
 	"SET SESSION time_zone = '+00:00'",
 	"SET SESSION sql_mode = '" + sqlModeStrict + "'",
-	"SET SESSION foreign_key_checks = 0",
+	"SET SESSION foreign_key_checks = 1", // then per rows event, as the source session had it
 }
 
 // skipSaveInterval bounds how often the position of transactions that touched no replicated table
@@ -131,7 +131,8 @@ type Applier struct {
 	stats  Stats
 
 	// Read by the stall watchdog and for lag.
-	workSince      atomic.Int64 // unix nanos; 0 when holding no work
+	progressSince  atomic.Int64 // unix nanos of the last progress while holding work; 0 when holding none
+	txnSince       atomic.Int64 // unix nanos when the open target transaction began; 0 when none
 	oldestPending  atomic.Int64 // source commit time (unix s) of the oldest transaction not yet committed here; 0 when none
 	lastSource     atomic.Int64 // latest source commit time (unix s) among the events received; 0 before any
 	lastHeartbeat  atomic.Int64 // unix nanos when a heartbeat was last received; 0 before any
@@ -141,6 +142,7 @@ type Applier struct {
 	// Owned by Run.
 	conn     *sql.Conn
 	connID   int64
+	fkOff    bool // the session runs with foreign_key_checks=0
 	b        batch
 	txOpen   bool // a target transaction is open
 	inTxn    bool // a source transaction is open (split across fetches)
@@ -161,6 +163,7 @@ type Applier struct {
 type rowGroup struct {
 	t     *table
 	kind  event.RowKind
+	fkOff bool // the source wrote the rows with foreign_key_checks=0
 	rows  []event.Row
 	bytes int // binlog bytes of the rows events, bounded like a fold's
 }
@@ -188,19 +191,41 @@ func New(cfg Config) *Applier {
 // Stats returns the applier's counters.
 func (a *Applier) Stats() *Stats { return &a.stats }
 
-// Work reports since when the applier has held work without committing (zero when it holds none),
-// and the shape of the statement it is running with its start time.
-func (a *Applier) Work() (since time.Time, statement string, statementSince time.Time) {
-	if n := a.workSince.Load(); n != 0 {
-		since = time.Unix(0, n)
-	}
+// Work is what the applier is doing at one instant, for the stall watchdog. Zero times mean
+// "not at all".
+type Work struct {
+	// ProgressSince is when the applier, holding work, last made progress: took fetched items,
+	// completed a round trip or committed.
+	ProgressSince time.Time
+	// TxnSince is when the open target transaction began.
+	TxnSince time.Time
+	// Statement is the shape of the round trip in flight (kind and table, never values), and
+	// StatementSince when it was sent.
+	Statement      string
+	StatementSince time.Time
+}
+
+// Work reports what the applier is doing now. O(1): a few atomic loads.
+func (a *Applier) Work() Work {
+	w := Work{ProgressSince: unixNano(a.progressSince.Load()), TxnSince: unixNano(a.txnSince.Load()),
+		StatementSince: unixNano(a.statementSince.Load())}
 	if p := a.statement.Load(); p != nil {
-		statement = *p
+		w.Statement = *p
 	}
-	if n := a.statementSince.Load(); n != 0 {
-		statementSince = time.Unix(0, n)
+	return w
+}
+
+// unixNano is the time of n unix nanoseconds, the zero time for 0.
+func unixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
 	}
-	return since, statement, statementSince
+	return time.Unix(0, n)
+}
+
+// progressed moves the progress clock to now while the applier holds work.
+func (a *Applier) progressed() {
+	a.progressSince.Store(a.cfg.Now().UnixNano())
 }
 
 // Run applies events from relay until ctx ends or an error occurs. pos is the committed position
@@ -214,7 +239,8 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 		return err
 	}
 	defer func() {
-		a.workSince.Store(0)
+		a.progressSince.Store(0)
+		a.txnSince.Store(0)
 		a.statement.Store(nil)
 		a.statementSince.Store(0)
 		a.release(err)
@@ -231,9 +257,7 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 		}
 		if len(items) > 0 {
 			a.received(items, a.cfg.Now())
-			if a.workSince.Load() == 0 {
-				a.workSince.Store(a.cfg.Now().UnixNano())
-			}
+			a.progressed()
 			if err := a.apply(ctx, items); err != nil {
 				return err
 			}
@@ -263,7 +287,22 @@ func (a *Applier) connect(ctx context.Context) error {
 		return fmt.Errorf("read target connection id: %w", err)
 	}
 	a.conn = conn
+	a.fkOff = false
 	return nil
+}
+
+// foreignKeys makes the session's foreign_key_checks what the statements that follow in the
+// batch need: off for rows the source wrote with the checks off, and for DDL.
+func (a *Applier) foreignKeys(off bool) {
+	if a.fkOff == off {
+		return
+	}
+	if off {
+		a.b.add("", "SET SESSION foreign_key_checks = 0")
+	} else {
+		a.b.add("", "SET SESSION foreign_key_checks = 1")
+	}
+	a.fkOff = off
 }
 
 // release ends the applier's connection. When a transaction may be open or a statement may still
@@ -367,6 +406,7 @@ func (a *Applier) openTx() error {
 	}
 	a.b.add("", "BEGIN")
 	a.txOpen = true
+	a.txnSince.Store(a.cfg.Now().UnixNano())
 	return nil
 }
 
@@ -386,14 +426,14 @@ func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
 		return nil
 	}
 	g := &a.group
-	if g.t == t && g.kind == e.Kind && e.Kind != event.Update {
+	if g.t == t && g.kind == e.Kind && e.Kind != event.Update && g.fkOff == e.NoForeignKeyChecks {
 		g.rows = append(g.rows, e.Rows...)
 		g.bytes += e.Bytes()
 	} else {
 		if err := a.flushGroup(); err != nil {
 			return err
 		}
-		g.t, g.kind, g.bytes = t, e.Kind, e.Bytes()
+		g.t, g.kind, g.fkOff, g.bytes = t, e.Kind, e.NoForeignKeyChecks, e.Bytes()
 		g.rows = append(g.rows[:0], e.Rows...)
 	}
 	if e.Kind == event.Update || len(g.rows) >= 1000 || g.bytes >= maxFoldBytes {
@@ -417,6 +457,7 @@ func (a *Applier) flushGroup() error {
 		g.t = nil
 		return nil
 	}
+	a.foreignKeys(g.fkOff)
 	var err error
 	switch g.kind {
 	case event.Insert:
@@ -438,7 +479,7 @@ func (a *Applier) idle(ctx context.Context) error {
 	if a.txOpen {
 		return nil
 	}
-	a.workSince.Store(0)
+	a.progressSince.Store(0)
 	now := a.cfg.Now()
 	if a.skipPos != "" && now.Sub(a.lastSave) >= skipSaveInterval {
 		a.pos, a.txTime = a.skipPos, a.skipTime

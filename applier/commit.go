@@ -20,6 +20,9 @@ func (a *Applier) flush(ctx context.Context) error {
 	a.statementSince.Store(0)
 	a.statement.Store(nil)
 	a.b.reset()
+	if err == nil {
+		a.progressed()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -66,7 +69,8 @@ func (a *Applier) commit(ctx context.Context) error {
 	}
 	a.stats.Rows.Add(int64(a.rows))
 	a.commits, a.rows = 0, 0
-	a.workSince.Store(0)
+	a.progressed() // the fetch may still hold work: idle clears the clock once it holds none
+	a.txnSince.Store(0)
 	if !a.inTxn {
 		a.oldestPending.Store(0)
 	}
