@@ -38,6 +38,7 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 		}
 		// Run in the target database, with the names that qualify the source database pointed at
 		// the target database too.
+		a.foreignKeys(true) // a DDL's references need not exist yet, nor its rows match them
 		a.b.add("", "USE "+sqlq.Ident(a.cfg.TargetDB))
 		a.b.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(a.cfg.TargetDB)))
 		err := a.flush(ctx)
