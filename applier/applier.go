@@ -44,6 +44,9 @@ var sessionSetup = []string{
 	"SET SESSION foreign_key_checks = 1", // then per rows event, as the source session had it
 }
 
+// packetOverhead is what a round trip's packet holds besides its SQL text.
+const packetOverhead = 1024
+
 // skipSaveInterval bounds how often the position of transactions that touched no replicated table
 // is saved on its own.
 const skipSaveInterval = time.Second
@@ -90,6 +93,10 @@ type Config struct {
 	// AfterDDL, when set, runs after an executed DDL and before its position is recorded; an
 	// error ends the attempt there, as a crash would. For fault-injection tests.
 	AfterDDL func() error
+	// ExecMode is ExecModeStrict (the default, when empty) or ExecModeIdempotent: what a row
+	// change that does not match the target does. The pool must run with clientFoundRows, so that
+	// statements count the rows they matched.
+	ExecMode string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -109,6 +116,8 @@ type Stats struct {
 	// PerCommit[i] counts the commits that carried transactions, by how many: at most
 	// PerCommitBuckets[i] and more than PerCommitBuckets[i-1]; the last element counts the rest.
 	PerCommit [len(PerCommitBuckets) + 1]atomic.Int64
+
+	mismatches mismatchCounts
 }
 
 // PerCommitBuckets are the upper bounds of Stats.PerCommit's buckets, in source transactions per
@@ -140,30 +149,36 @@ type Applier struct {
 	statementSince atomic.Int64
 
 	// Owned by Run.
-	conn     *sql.Conn
-	connID   int64
-	fkOff    bool // the session runs with foreign_key_checks=0
-	b        batch
-	txOpen   bool // a target transaction is open
-	inTxn    bool // a source transaction is open (split across fetches)
-	pos      string
-	txTime   int64
-	commits  int // source transactions in the open target transaction
-	rows     int
-	skipPos  string // position of skipped transactions not yet saved
-	skipTime int64
-	lastSave time.Time
-	group    rowGroup
-	fold     fold
-	maxBatch int
-	stopped  bool
+	conn      *sql.Conn
+	connID    int64
+	fkOff     bool // the session runs with foreign_key_checks=0
+	b         batch
+	txOpen    bool // a target transaction is open
+	inTxn     bool // a source transaction is open (split across fetches)
+	pos       string
+	committed string // the position the open target transaction started from
+	gtid      string // the GTID of the source transaction being applied
+	txTime    int64
+	commits   int // source transactions in the open target transaction
+	rows      int
+	skipPos   string // position of skipped transactions not yet saved
+	skipTime  int64
+	lastSave  time.Time
+	group     rowGroup
+	fold      fold
+	maxBatch  int
+	// maxPacket is the largest round trip the target accepts: its max_allowed_packet, less room
+	// for the protocol's own bytes.
+	maxPacket int
+	stopped   bool
 }
 
 // rowGroup is a run of consecutive row changes of one kind on one table, not yet written.
 type rowGroup struct {
 	t     *table
 	kind  event.RowKind
-	fkOff bool // the source wrote the rows with foreign_key_checks=0
+	fkOff bool   // the source wrote the rows with foreign_key_checks=0
+	gtid0 string // the source transaction of the group's first rows
 	rows  []event.Row
 	bytes int // binlog bytes of the rows events, bounded like a fold's
 }
@@ -185,7 +200,12 @@ func New(cfg Config) *Applier {
 	if cfg.OnDDL == "" {
 		cfg.OnDDL = OnDDLIgnore
 	}
-	return &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
+	if cfg.ExecMode == "" {
+		cfg.ExecMode = ExecModeStrict
+	}
+	a := &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
+	a.b.guard = cfg.ExecMode == ExecModeStrict
+	return a
 }
 
 // Stats returns the applier's counters.
@@ -232,7 +252,7 @@ func (a *Applier) progressed() {
 // the stream started from. On return, any open target transaction has been rolled back: its
 // connection is killed over a separate connection so that its locks go at once.
 func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error) {
-	a.pos = pos
+	a.pos, a.committed = pos, pos
 	a.lastSave = a.cfg.Now()
 	a.txOpen, a.inTxn, a.commits, a.rows, a.skipPos = false, false, 0, 0, ""
 	if err := a.connect(ctx); err != nil {
@@ -282,10 +302,12 @@ func (a *Applier) connect(ctx context.Context) error {
 			return fmt.Errorf("set up target session (%s): %w", q, err)
 		}
 	}
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&a.connID); err != nil {
+	var maxPacket int
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&a.connID, &maxPacket); err != nil {
 		conn.Close()
 		return fmt.Errorf("read target connection id: %w", err)
 	}
+	a.maxPacket = maxPacket - packetOverhead
 	a.conn = conn
 	a.fkOff = false
 	return nil
@@ -337,6 +359,7 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 				return err
 			}
 			a.inTxn = true
+			a.gtid = e.GTID
 			if a.oldestPending.Load() == 0 {
 				a.oldestPending.Store(e.Timestamp)
 			}
@@ -405,6 +428,9 @@ func (a *Applier) openTx() error {
 		return nil
 	}
 	a.b.add("", "BEGIN")
+	if a.b.guard {
+		a.b.add("", "SET "+mismatchVar+" = 0")
+	}
 	a.txOpen = true
 	a.txnSince.Store(a.cfg.Now().UnixNano())
 	return nil
@@ -417,11 +443,11 @@ func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
 	}
 	a.rows += len(e.Rows)
 	if t.foldable {
-		if err := a.fold.add(t, e.Kind, e.Rows, e.Bytes()); err != nil {
+		if err := a.fold.add(t, e.Kind, e.Rows, e.Bytes(), a.gtid); err != nil {
 			return err
 		}
 		if a.fold.full() {
-			return a.fold.appendTo(&a.b)
+			return a.fold.appendTo(&a.b, a.cfg.ExecMode, a.gtid)
 		}
 		return nil
 	}
@@ -433,7 +459,7 @@ func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
 		if err := a.flushGroup(); err != nil {
 			return err
 		}
-		g.t, g.kind, g.fkOff, g.bytes = t, e.Kind, e.NoForeignKeyChecks, e.Bytes()
+		g.t, g.kind, g.fkOff, g.gtid0, g.bytes = t, e.Kind, e.NoForeignKeyChecks, a.gtid, e.Bytes()
 		g.rows = append(g.rows[:0], e.Rows...)
 	}
 	if e.Kind == event.Update || len(g.rows) >= 1000 || g.bytes >= maxFoldBytes {
@@ -447,7 +473,15 @@ func (a *Applier) flushPending() error {
 	if err := a.flushGroup(); err != nil {
 		return err
 	}
-	return a.fold.appendTo(&a.b)
+	return a.fold.appendTo(&a.b, a.cfg.ExecMode, a.gtid)
+}
+
+// gtidSpan names the source transactions from gtid0 to the current one.
+func (a *Applier) gtidSpan(gtid0 string) string {
+	if gtid0 == "" || gtid0 == a.gtid {
+		return a.gtid
+	}
+	return gtid0 + ".." + a.gtid
 }
 
 // flushGroup writes the pending row group into the batch.
@@ -461,11 +495,11 @@ func (a *Applier) flushGroup() error {
 	var err error
 	switch g.kind {
 	case event.Insert:
-		err = appendInsert(&a.b, g.t, g.rows)
+		err = appendInsertMode(&a.b, g.t, g.rows, a.cfg.ExecMode, a.gtidSpan(g.gtid0))
 	case event.Update:
-		err = appendUpdate(&a.b, g.t, g.rows)
+		err = appendUpdate(&a.b, g.t, g.rows, a.cfg.ExecMode, a.gtid)
 	case event.Delete:
-		err = appendDelete(&a.b, g.t, g.rows)
+		err = appendDelete(&a.b, g.t, g.rows, a.gtidSpan(g.gtid0))
 	}
 	clear(g.rows)
 	g.rows = g.rows[:0]

@@ -2,27 +2,62 @@ package applier
 
 import (
 	"context"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/vplayer/vplayer/workflow"
 )
 
-// flush sends the batch in one round trip.
+// flush sends the batch: in one round trip when it fits the target's max_allowed_packet, else
+// in as many as it needs, cut between statements. A statement that does not fit alone is a
+// terminal error naming the variable.
 func (a *Applier) flush(ctx context.Context) error {
 	if a.b.n == 0 {
 		return nil
 	}
+	defer a.b.reset()
+	for first := 0; first < a.b.n; {
+		last := a.b.n // statements [first, last) go in this round trip
+		start := a.b.starts[first]
+		for last > first+1 && a.b.end(last-1)-start > a.maxPacket {
+			last--
+		}
+		if size := a.b.end(last-1) - start; size > a.maxPacket {
+			return &PacketError{Shape: a.b.shapeOf(first), Size: size, MaxAllowed: a.maxPacket}
+		}
+		if err := a.send(ctx, first, last); err != nil {
+			return err
+		}
+		first = last
+	}
+	return nil
+}
+
+// send runs statements [first, last) of the batch in one round trip and checks what they affected.
+func (a *Applier) send(ctx context.Context, first, last int) error {
 	shape := a.b.shape()
 	a.statement.Store(&shape)
 	a.statementSince.Store(a.cfg.Now().UnixNano())
-	_, err := a.conn.ExecContext(ctx, string(a.b.buf))
+	q := string(a.b.buf[a.b.starts[first]:a.b.end(last-1)])
+	q = strings.TrimSuffix(q, ";")
+	var affected []int64
+	err := a.conn.Raw(func(dc any) error {
+		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
+		if err != nil {
+			return err
+		}
+		if r, ok := res.(mysql.Result); ok {
+			affected = r.AllRowsAffected()
+		}
+		return nil
+	})
 	a.statementSince.Store(0)
 	a.statement.Store(nil)
-	a.b.reset()
-	if err == nil {
-		a.progressed()
-	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -30,10 +65,63 @@ func (a *Applier) flush(ctx context.Context) error {
 		if workflow.IsFenceViolation(err) {
 			return &workflow.FenceError{Err: err}
 		}
+		if c, ok := a.guardFailed(ctx, err); ok {
+			return a.mismatchError(ctx, c, -1)
+		}
+		if me := a.duplicateKey(err, shape); me != nil {
+			return me
+		}
 		return fmt.Errorf("apply %s: %w", shape, err)
 	}
-	return nil
+	a.progressed()
+	return a.verify(ctx, a.b.checksIn(first, last), first, affected)
 }
+
+// duplicateKey describes a duplicate-key error as a row mismatch (an INSERT of a key that exists)
+// when the round trip held only one table's changes, and so names it; else nil.
+func (a *Applier) duplicateKey(err error, shape string) error {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 1062 {
+		return nil
+	}
+	var t *table
+	for _, c := range a.b.checks {
+		if t != nil && c.t != t {
+			return nil
+		}
+		t = c.t
+	}
+	name := shape
+	if t != nil {
+		name = t.quoted
+	}
+	return &MismatchError{Kind: InsertExists, Table: name, Key: keyColumns(t), GTID: a.gtid, Pos: a.committed, Cause: err}
+}
+
+// keyColumns names t's key columns, for a message.
+func keyColumns(t *table) string {
+	if t == nil || len(t.keyTuple) == 0 {
+		return ""
+	}
+	return string(t.keyTuple)
+}
+
+// PacketError is a statement larger than the target's max_allowed_packet: terminal, since every
+// retry would send it again.
+type PacketError struct {
+	Shape      string // the statement's kind and table
+	Size       int    // bytes the statement needs
+	MaxAllowed int    // the target's max_allowed_packet, in bytes
+}
+
+func (e *PacketError) Error() string {
+	return fmt.Sprintf("statement %s is %d bytes, over the target's max_allowed_packet of %d bytes: "+
+		"raise it on the target to at least %d (SET GLOBAL max_allowed_packet = %d, and in its configuration file)",
+		e.Shape, e.Size, e.MaxAllowed, e.Size+1024, roundUpMiB(e.Size+1024))
+}
+
+// roundUpMiB rounds n bytes up to a whole number of MiB, in bytes.
+func roundUpMiB(n int) int { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
 
 // commit writes the position and commits the open target transaction, if any.
 func (a *Applier) commit(ctx context.Context) error {
@@ -44,6 +132,9 @@ func (a *Applier) commit(ctx context.Context) error {
 		return err
 	}
 	now := a.cfg.Now()
+	if a.b.guard {
+		a.b.add("", mismatchGuard)
+	}
 	a.b.add("", a.positionSQL(now))
 	if a.cfg.BeforeCommit != nil {
 		if err := a.flush(ctx); err != nil {
@@ -58,6 +149,7 @@ func (a *Applier) commit(ctx context.Context) error {
 		return err
 	}
 	a.txOpen = false
+	a.committed = a.pos
 	a.lastSave = now
 	a.skipPos = ""
 	a.stats.Saves.Add(1)

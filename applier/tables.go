@@ -44,7 +44,7 @@ type table struct {
 	key          []int // column indexes identifying a row
 	keyKind      keyKind
 	foldable     bool   // primary key, no other unique key, no foreign key or trigger: changes fold per key (see fold)
-	upsertTail   []byte // " ON DUPLICATE KEY UPDATE ...", for a primary-keyed table
+	upsertTail   []byte // " ON DUPLICATE KEY UPDATE ...", for a table with a key
 	upsertShape  string
 	keyTuple     []byte // the key columns as they precede IN
 	keyName      string // the index identifying rows, empty for keyAll
@@ -114,7 +114,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	}
 	t.insertHead = append(head, ") VALUES "...)
 	t.insertShape = "INSERT " + t.quoted
-	if t.keyKind == keyPrimary {
+	if t.keyKind != keyAll {
 		t.upsertTail = upsertTail(t)
 		t.upsertShape = "INSERT ... ON DUPLICATE KEY UPDATE " + t.quoted
 		t.keyTuple = keyTupleOf(t)

@@ -13,7 +13,10 @@ func IsTerminal(err error) bool {
 	if errors.Is(err, workflow.ErrFenced) {
 		return false
 	}
-	if errors.Is(err, ErrSchemaDrift) || errors.Is(err, ErrUnsupportedValue) {
+	if errors.Is(err, ErrSchemaDrift) || errors.Is(err, ErrUnsupportedValue) || errors.Is(err, ErrRowMismatch) {
+		return true
+	}
+	if pe := (*PacketError)(nil); errors.As(err, &pe) {
 		return true
 	}
 	var me *mysql.MySQLError
@@ -30,6 +33,8 @@ func IsTerminal(err error) bool {
 		1366, // incorrect value
 		1264, // out of range
 		1048, // column cannot be null
+		1153, // packet bigger than max_allowed_packet
+		1301, // result of a function larger than max_allowed_packet
 		1452: // foreign key constraint fails
 		return true
 	}

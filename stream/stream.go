@@ -347,6 +347,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		Lease:        s.lease,
 		TargetDB:     s.cfg.TargetDB,
 		OnDDL:        s.cfg.OnDDL,
+		ExecMode:     s.cfg.ExecMode,
 		StopAt:       stopAt,
 		Heartbeat:    hb,
 		Logger:       s.log,
