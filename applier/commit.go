@@ -28,7 +28,7 @@ func (a *Applier) flush(ctx context.Context) error {
 			last--
 		}
 		if size := a.b.end(last-1) - start; size > a.maxPacket {
-			return &PacketError{Shape: a.b.shapeOf(first), Size: size, MaxAllowed: a.maxPacket}
+			return &PacketError{Shape: a.b.shapeOf(first), Size: size + packetOverhead, MaxAllowed: a.maxPacket + packetOverhead}
 		}
 		if err := a.send(ctx, first, last); err != nil {
 			return err
@@ -110,14 +110,14 @@ func keyColumns(t *table) string {
 // retry would send it again.
 type PacketError struct {
 	Shape      string // the statement's kind and table
-	Size       int    // bytes the statement needs
+	Size       int    // bytes the statement's packet needs
 	MaxAllowed int    // the target's max_allowed_packet, in bytes
 }
 
 func (e *PacketError) Error() string {
 	return fmt.Sprintf("statement %s is %d bytes, over the target's max_allowed_packet of %d bytes: "+
 		"raise it on the target to at least %d (SET GLOBAL max_allowed_packet = %d, and in its configuration file)",
-		e.Shape, e.Size, e.MaxAllowed, e.Size+1024, roundUpMiB(e.Size+1024))
+		e.Shape, e.Size, e.MaxAllowed, e.Size, roundUpMiB(e.Size))
 }
 
 // roundUpMiB rounds n bytes up to a whole number of MiB, in bytes.
