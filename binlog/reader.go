@@ -354,8 +354,12 @@ func tableOf(e *replication.TableMapEvent, prev *event.Table) *event.Table {
 	return tbl
 }
 
+// rowsFlagNoForeignKeyChecks is the rows event flag of a source session with foreign_key_checks=0.
+const rowsFlagNoForeignKeyChecks = 0x0002
+
 func rowsOf(h *replication.EventHeader, e *replication.RowsEvent, tbl *event.Table) *event.Event {
-	out := &event.Event{Type: event.Rows, Table: tbl, Timestamp: int64(h.Timestamp), Size: int(h.EventSize)}
+	out := &event.Event{Type: event.Rows, Table: tbl, Timestamp: int64(h.Timestamp), Size: int(h.EventSize),
+		NoForeignKeyChecks: e.Flags&rowsFlagNoForeignKeyChecks != 0}
 	switch e.Type() {
 	case replication.EnumRowsEventTypeInsert:
 		out.Kind = event.Insert

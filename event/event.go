@@ -97,6 +97,10 @@ type Event struct {
 	Table *Table
 	Kind  RowKind
 	Rows  []Row
+	// NoForeignKeyChecks is set on Rows events that the source wrote with foreign_key_checks=0
+	// (the rows event's flag): the target applies them with the same setting, so that its
+	// cascades happen exactly when the source's did.
+	NoForeignKeyChecks bool
 	// Schema and Query are set for DDL events: Schema is the statement's default database on the
 	// source (empty when it had none).
 	Schema string

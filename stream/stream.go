@@ -363,7 +363,8 @@ func (s *Stream) attempt(ctx context.Context) error {
 			var snap stall.Snapshot
 			snap.RelayBlockedSince, _ = relay.Blocked()
 			snap.RelayBlockedSince = gate.relayBlockedSince(snap.RelayBlockedSince)
-			snap.WorkSince, snap.Statement, snap.StatementSince = app.Work()
+			w := app.Work()
+			snap.ProgressSince, snap.TxnSince, snap.Statement, snap.StatementSince = w.ProgressSince, w.TxnSince, w.Statement, w.StatementSince
 			snap.HeartbeatSince = hb.InFlightSince()
 			return snap
 		}))
