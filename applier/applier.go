@@ -166,6 +166,8 @@ type Applier struct {
 	lastSave  time.Time
 	group     rowGroup
 	fold      fold
+	xid       string // the XID of the open target XA transaction, empty when none
+	xaSkip    bool   // the open XA transaction is already prepared on the target: skip its rows
 	maxBatch  int
 	// maxPacket is the largest round trip the target accepts: its max_allowed_packet, less room
 	// for the protocol's own bytes.
@@ -255,6 +257,7 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 	a.pos, a.committed = pos, pos
 	a.lastSave = a.cfg.Now()
 	a.txOpen, a.inTxn, a.commits, a.rows, a.skipPos = false, false, 0, 0, ""
+	a.xid, a.xaSkip = "", false
 	if err := a.connect(ctx); err != nil {
 		return err
 	}
@@ -355,15 +358,22 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 	for _, e := range items {
 		switch e.Type {
 		case event.Begin:
-			if err := a.openTx(); err != nil {
+			a.gtid = e.GTID
+			if e.XID != "" {
+				if err := a.xaStart(ctx, e); err != nil {
+					return err
+				}
+			} else if err := a.openTx(); err != nil {
 				return err
 			}
 			a.inTxn = true
-			a.gtid = e.GTID
 			if a.oldestPending.Load() == 0 {
 				a.oldestPending.Store(e.Timestamp)
 			}
 		case event.Rows:
+			if a.xaSkip {
+				continue // an XA transaction an earlier attempt prepared on the target
+			}
 			if !a.txOpen {
 				return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
 			}
@@ -377,6 +387,26 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 			a.inTxn = false
 			a.pos, a.txTime = e.Pos, e.Timestamp
 			a.commits++
+			if a.xid != "" {
+				if err := a.xaOnePhase(ctx); err != nil {
+					return err
+				}
+			}
+			if a.reachedStop(e.Pos) {
+				return a.commitAndStop(ctx)
+			}
+		case event.XAPrepare:
+			a.inTxn = false
+			if err := a.xaPrepare(ctx, e); err != nil {
+				return err
+			}
+			if a.reachedStop(e.Pos) {
+				return a.commitAndStop(ctx)
+			}
+		case event.XACommit, event.XARollback:
+			if err := a.xaEnd(ctx, e); err != nil {
+				return err
+			}
 			if a.reachedStop(e.Pos) {
 				return a.commitAndStop(ctx)
 			}

@@ -149,8 +149,14 @@ func (a *Applier) commit(ctx context.Context) error {
 		return err
 	}
 	a.txOpen = false
-	a.committed = a.pos
 	a.lastSave = now
+	a.committedBatch()
+	return nil
+}
+
+// committedBatch does the bookkeeping of a committed target transaction that saved a.pos.
+func (a *Applier) committedBatch() {
+	a.committed = a.pos
 	a.skipPos = ""
 	a.stats.Saves.Add(1)
 	if a.commits > 0 {
@@ -166,7 +172,6 @@ func (a *Applier) commit(ctx context.Context) error {
 	if !a.inTxn {
 		a.oldestPending.Store(0)
 	}
-	return nil
 }
 
 func (a *Applier) reachedStop(pos string) bool {

@@ -13,7 +13,7 @@ func IsTerminal(err error) bool {
 	if errors.Is(err, workflow.ErrFenced) {
 		return false
 	}
-	if errors.Is(err, ErrSchemaDrift) || errors.Is(err, ErrUnsupportedValue) || errors.Is(err, ErrRowMismatch) {
+	if errors.Is(err, ErrSchemaDrift) || errors.Is(err, ErrUnsupportedValue) || errors.Is(err, ErrRowMismatch) || errors.Is(err, ErrXA) {
 		return true
 	}
 	if pe := (*PacketError)(nil); errors.As(err, &pe) {
