@@ -137,7 +137,7 @@ type translator struct {
 	inTxn        bool
 	begun        bool   // a Begin event was emitted for the open transaction
 	gtid         string // the open transaction's GTID, empty when it has none
-	standalone   bool // the next query is a standalone MariaDB event group (DDL)
+	standalone   bool   // the next query is a standalone MariaDB event group (DDL)
 	out          []*event.Event
 }
 
@@ -395,7 +395,7 @@ func (t *translator) xaPrepare(h *replication.EventHeader) {
 }
 
 // xaStatement recognises XA START|END|COMMIT|ROLLBACK <xid> [ONE PHASE], as the source logs it
-// (XA START X'61',X'',1), and returns the verb and the xid as SQL that names it again.
+// (XA START X'61',X”,1), and returns the verb and the xid as SQL that names it again.
 func xaStatement(q string) (verb, xid string, ok bool) {
 	if len(q) < 3 || !strings.EqualFold(q[:3], "XA ") {
 		return "", "", false
