@@ -311,6 +311,13 @@ func (a *Applier) connect(ctx context.Context) error {
 		return fmt.Errorf("read target connection id: %w", err)
 	}
 	a.maxPacket = maxPacket - packetOverhead
+	if a.cfg.Lease != nil {
+		// The next owner kills this session when it takes the lease over (see workflow.Lease).
+		if err := a.cfg.Lease.RecordSession(ctx, a.connID); err != nil {
+			conn.Close()
+			return err
+		}
+	}
 	a.conn = conn
 	a.fkOff = false
 	return nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -42,6 +43,10 @@ type Config struct {
 	Filter *Filter
 	// Logger receives go-mysql's warnings and errors. Nil means slog.Default().
 	Logger *slog.Logger
+	// OnConnect, when set, is told the source connection id of the replication connection once
+	// it is open and before it registers as a replica; an error fails the connection. The
+	// stream records the id so that the workflow's next owner can end this connection.
+	OnConnect func(connID uint32) error
 }
 
 // Sink receives the events in binlog order. Put blocks while the sink is full and returns an
@@ -88,6 +93,12 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		TimestampStringLocation:  time.UTC,
 		EventCacheCount:          eventCacheCount,
 		Logger:                   slog.New(warnOnly{r.cfg.Logger.Handler()}),
+		Option: func(c *client.Conn) error {
+			if r.cfg.OnConnect == nil {
+				return nil
+			}
+			return r.cfg.OnConnect(c.GetConnectionID())
+		},
 	})
 	defer syncer.Close()
 

@@ -65,6 +65,7 @@ type Stream struct {
 	// Owned by Run's goroutine and the attempt's applier (which runs only while Run waits).
 	running    bool   // this process set the workflow Running: a Stopped record is a stop request
 	refusedDDL string // position of the last DDL the target refused in this process
+	lostErr    error  // the loss found when a terminal error was about to be reported
 
 	errMu    sync.Mutex
 	errKey   string    // kind of the last error, for --max-time-to-retry-on-error
@@ -157,6 +158,12 @@ func (s *Stream) Run(ctx context.Context) error {
 		if s.verdict.Load() == 0 {
 			s.report(err)
 		}
+		if s.verdict.Load() == verdictLost {
+			if s.lostErr != nil {
+				err = s.lostErr
+			}
+			return s.lost(err)
+		}
 		if s.verdict.Load() == verdictTerminal {
 			terminal := "terminal error: " + err.Error()
 			stopMessenger()
@@ -208,8 +215,17 @@ func (s *Stream) waitRetry(ctx context.Context) error {
 // ERROR log line, a vreplication_log row, and the message handed to the messenger (the record's
 // row may be locked). Killing the applier's statement follows, as the pipeline unwinds.
 func (s *Stream) report(err error) {
+	if errors.Is(err, workflow.ErrLostOwnership) {
+		s.verdict.Store(verdictLost) // Run logs it as the loss it is
+		return
+	}
 	terminal := s.terminal(err)
 	if terminal {
+		if lerr := s.lostBeforeReport(); lerr != nil {
+			s.lostErr = lerr
+			s.verdict.Store(verdictLost)
+			return
+		}
 		s.verdict.Store(verdictTerminal)
 	} else {
 		s.verdict.Store(verdictRetry)
@@ -238,6 +254,7 @@ func (s *Stream) resetErrorClock() {
 const (
 	verdictRetry    = 1
 	verdictTerminal = 2
+	verdictLost     = 3 // the lease was lost: the error is reported as that, see lostBeforeReport
 )
 
 // terminal reports whether err must not be retried: a MySQL error that a retry cannot fix, or
@@ -332,6 +349,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		HeartbeatPeriod: s.cfg.SourceHeartbeatPeriod,
 		Filter:          s.filter,
 		Logger:          s.log,
+		OnConnect:       s.recordSourceSession,
 	})
 	var stopAt func(string) bool
 	if !s.stop.IsZero() {
@@ -373,6 +391,9 @@ func (s *Stream) attempt(ctx context.Context) error {
 	// progressed reports whether this attempt saved a position or recorded a heartbeat: after
 	// progress, an error starts --max-time-to-retry-on-error's clock afresh.
 	progressed := func() bool { return app.Stats().Saves.Load() > 0 || hb.Recorded() > 0 }
+	if err := s.holdsLease(ctx); err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	var once sync.Once
 	var reported error
@@ -402,14 +423,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	g.Go(func() error { return first(app.Run(gctx, gate, rec.Pos)) })
 	g.Go(func() error { return first(dog.Run(gctx)) })
 	g.Go(func() error { return first(s.watchStop(gctx, gate)) })
-	g.Go(func() error {
-		select {
-		case <-s.lease.Lost():
-			return s.lease.Err()
-		case <-gctx.Done():
-			return nil
-		}
-	})
+	g.Go(func() error { return first(s.watchLease(gctx)) })
 	err = g.Wait()
 	relay.Close()
 	if reported != nil {
@@ -529,6 +543,8 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 			return nil, nil
 		case err == nil:
 			s.log.Info("workflow lease acquired", "owner", owner, "epoch", lease.Epoch(), "ttl", ttl)
+			s.logEnded(lease)
+			s.endPreviousSource(ctx, lease)
 			return lease, nil
 		case !errors.Is(err, workflow.ErrLeaseHeld):
 			if ctx.Err() != nil {
@@ -650,7 +666,9 @@ func (s *Stream) setMessage(msg string) {
 func (s *Stream) addLog(typ, state, msg string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := s.store.AddLog(ctx, s.id, typ, state, msg); err != nil {
+	if err := s.lease.AddLog(ctx, typ, state, msg); errors.Is(err, workflow.ErrLostOwnership) {
+		return // fenced: a process that lost the workflow writes nothing in its history
+	} else if err != nil {
 		s.log.Warn("could not add to the workflow log", "error", err)
 	}
 }

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -66,6 +67,15 @@ type Lease struct {
 	// a locked record row does not hold the stop up.
 	keepCtx    context.Context
 	keepCancel context.CancelFunc
+	// renewed is when (local clock, unix nanos) the last renewal that succeeded started.
+	renewed atomic.Int64
+
+	// The previous owner's target sessions Acquire ended, and the error of a kill that failed.
+	ended  []int64
+	endErr error
+	// prevSource is the previous owner's recorded binlog connection on the source, when the lease
+	// was taken over from an expired owner.
+	prevSource string
 }
 
 // Epoch returns the lease's fencing token.
@@ -86,8 +96,9 @@ func (s *Store) Acquire(ctx context.Context, id int64, workflow, owner string, t
 		return nil, Holder{}, fmt.Errorf("acquire workflow %d: %w", id, err)
 	}
 	defer conn.Close()
+	ended, prevSource, endErr := s.endExpiredOwner(ctx, conn, id)
 	res, err := conn.ExecContext(ctx, "UPDATE "+s.table("vreplication")+
-		" SET owner = ?, epoch = LAST_INSERT_ID(epoch + 1), lease_until = "+nowMillis+" + ?"+
+		" SET owner = ?, epoch = LAST_INSERT_ID(epoch + 1), sessions = NULL, source_session = NULL, lease_until = "+nowMillis+" + ?"+
 		" WHERE id = ? AND (owner = '' OR lease_until < "+nowMillis+")", owner, ttl.Milliseconds(), id)
 	if err != nil {
 		return nil, Holder{}, fmt.Errorf("acquire workflow %d: %w", id, err)
@@ -103,8 +114,10 @@ func (s *Store) Acquire(ctx context.Context, id int64, workflow, owner string, t
 	if err := conn.QueryRowContext(ctx, "SELECT LAST_INSERT_ID()").Scan(&epoch); err != nil {
 		return nil, Holder{}, fmt.Errorf("acquire workflow %d: read epoch: %w", id, err)
 	}
-	return &Lease{store: s, id: id, name: workflow, owner: owner, epoch: epoch, ttl: ttl,
-		stop: make(chan struct{}), done: make(chan struct{}), lostCh: make(chan struct{})}, Holder{Owner: owner, Epoch: epoch}, nil
+	l := &Lease{store: s, id: id, name: workflow, owner: owner, epoch: epoch, ttl: ttl, ended: ended, endErr: endErr, prevSource: prevSource,
+		stop: make(chan struct{}), done: make(chan struct{}), lostCh: make(chan struct{})}
+	l.renewed.Store(time.Now().UnixNano())
+	return l, Holder{Owner: owner, Epoch: epoch}, nil
 }
 
 // holder reads who owns record id.
@@ -122,15 +135,30 @@ func (s *Store) holder(ctx context.Context, id int64) (Holder, error) {
 // Renew extends the lease by its ttl from now on the target's clock, if it is still ours.
 // It returns an error wrapping ErrLostOwnership when the epoch moved on.
 func (l *Lease) Renew(ctx context.Context) error {
-	res, err := l.store.db.ExecContext(ctx, "UPDATE "+l.store.table("vreplication")+
+	return l.renew(ctx, l.store.db)
+}
+
+// execer is a pool or one of its connections.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (l *Lease) renew(ctx context.Context, db execer) error {
+	started := time.Now()
+	res, err := db.ExecContext(ctx, "UPDATE "+l.store.table("vreplication")+
 		" SET lease_until = "+nowMillis+" + ? WHERE id = ? AND epoch = ?", l.ttl.Milliseconds(), l.id, l.epoch)
 	if err != nil {
 		return fmt.Errorf("renew lease of workflow %d: %w", l.id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
+		l.renewed.Store(started.UnixNano())
 		return nil
 	}
-	return l.lost(ctx)
+	if err := l.lost(ctx); err != nil {
+		return err
+	}
+	l.renewed.Store(started.UnixNano()) // found rows not counted: the lease_until was already that
+	return nil
 }
 
 // lost returns the ownership-loss error naming the new owner, or nil when the record still
@@ -167,6 +195,8 @@ func (l *Lease) Keep() {
 	l.keepCtx, l.keepCancel = context.WithCancel(context.Background())
 	go func() {
 		defer close(l.done)
+		r := &renewer{lease: l}
+		defer r.close()
 		t := time.NewTicker(l.ttl / 3)
 		defer t.Stop()
 		for {
@@ -176,7 +206,7 @@ func (l *Lease) Keep() {
 			case <-t.C:
 			}
 			ctx, cancel := context.WithTimeout(l.keepCtx, l.ttl/3)
-			err := l.Renew(ctx)
+			err := r.renew(ctx)
 			cancel()
 			if errors.Is(err, ErrLostOwnership) {
 				l.lostErr = err
@@ -211,7 +241,7 @@ func (l *Lease) Release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := l.store.db.ExecContext(ctx, "UPDATE "+l.store.table("vreplication")+
-		" SET owner = '', lease_until = 0 WHERE id = ? AND epoch = ?", l.id, l.epoch)
+		" SET owner = '', lease_until = 0, sessions = NULL, source_session = NULL WHERE id = ? AND epoch = ?", l.id, l.epoch)
 	if err != nil {
 		return fmt.Errorf("release lease of workflow %d: %w", l.id, err)
 	}

@@ -101,6 +101,8 @@ func (s *Store) Init(ctx context.Context) error {
   pause_pos varbinary(10000) DEFAULT NULL,
   pause_until bigint NOT NULL DEFAULT 0,
   ddl_pos varbinary(10000) DEFAULT NULL,
+  sessions varbinary(1000) DEFAULT NULL,
+  source_session varbinary(255) DEFAULT NULL,
   PRIMARY KEY (id),
   UNIQUE KEY workflow (workflow)
 ) ENGINE=InnoDB`,
@@ -134,6 +136,8 @@ var addedColumns = [][2]string{
 	{"pause_pos", "varbinary(10000) DEFAULT NULL"},
 	{"pause_until", "bigint NOT NULL DEFAULT 0"},
 	{"ddl_pos", "varbinary(10000) DEFAULT NULL"},
+	{"sessions", "varbinary(1000) DEFAULT NULL"},
+	{"source_session", "varbinary(255) DEFAULT NULL"},
 }
 
 func (s *Store) addMissingColumns(ctx context.Context) error {

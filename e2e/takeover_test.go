@@ -1,0 +1,273 @@
+package e2e
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// frozenFor is how long the old owner stays frozen or partitioned.
+const frozenFor = 20 * time.Second
+
+// appliedSession returns the target connection id the lease owner recorded for its applier.
+func (e *env) appliedSession(timeout time.Duration) int64 {
+	e.t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var v sql.NullString
+		if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT sessions FROM _vt.vreplication WHERE workflow = ?", e.workflow).Scan(&v); err != nil {
+			e.t.Fatal(err)
+		}
+		if _, ids, ok := strings.Cut(v.String, ":"); ok {
+			id, err := strconv.ParseInt(ids, 10, 64)
+			if err != nil {
+				e.t.Fatalf("sessions = %q: %v", v.String, err)
+			}
+			return id
+		}
+	}
+	e.t.Fatalf("the owner recorded no target session within %v", timeout)
+	return 0
+}
+
+// openTrx reports whether target connection id has a transaction open that locked rows, and
+// whether the server waits on the client (the session is idle between two round trips).
+func (e *env) openTrx(id int64) (open, idle bool) {
+	e.t.Helper()
+	var rows int64
+	var command string
+	err := e.dstPool.QueryRowContext(e.ctx(), `SELECT t.trx_rows_locked + t.trx_rows_modified, p.COMMAND FROM information_schema.INNODB_TRX t
+  JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_mysql_thread_id = ?`, id).Scan(&rows, &command)
+	if err == sql.ErrNoRows {
+		return false, false
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rows > 0, command == "Sleep"
+}
+
+// waitLockWait waits until target connection id waits on a row lock.
+func (e *env) waitLockWait(id int64, timeout time.Duration) {
+	e.t.Helper()
+	// INNODB_TRX is a cache the server refreshes only when it was last read over 0.1s ago.
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(150 * time.Millisecond) {
+		var n int
+		if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'", id).Scan(&n); err != nil {
+			e.t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+	}
+	e.t.Fatalf("target connection %d did not wait on a row lock within %v", id, timeout)
+}
+
+// sessionAlive reports whether target connection id is in the target's processlist.
+func (e *env) sessionAlive(id int64) bool {
+	e.t.Helper()
+	var n int
+	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n > 0
+}
+
+// maxLogID returns the highest id in _vt.vreplication_log.
+func (e *env) maxLogID() int64 {
+	e.t.Helper()
+	var id int64
+	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COALESCE(MAX(id), 0) FROM _vt.vreplication_log").Scan(&id); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// waitMarker waits until marker row id is on the target and returns when it was seen.
+func (e *env) waitMarker(id int, timeout time.Duration) time.Time {
+	e.t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := e.dst.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM marker WHERE id = ?", id).Scan(&n); err != nil {
+			e.t.Fatal(err)
+		}
+		if n == 1 {
+			return time.Now()
+		}
+	}
+	e.t.Fatalf("marker %d not applied within %v", id, timeout)
+	return time.Time{}
+}
+
+// stopped reports whether process pid is stopped by a signal.
+func stopped(t *testing.T, pid int) bool {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The state follows the command name in parentheses, which may itself hold spaces.
+	rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+	return strings.HasPrefix(strings.TrimSpace(rest), "T")
+}
+
+// takeover runs one takeover of an owner caught with an open target transaction holding row
+// locks, of a replicated row and of the record row: freeze cuts the owner off (SIGSTOP, or its
+// target connection stalled in a proxy) between its batch and its COMMIT, thaw undoes it. The standby must
+// take over within ttl + 2s, end the old owner's target session, and apply the source
+// transactions committed after the freeze (one of them on a row the old transaction locked)
+// within ttl + 5s, while the old owner stays cut off for frozenFor; then, thawed, the old owner
+// must exit with lost ownership having written nothing: no log row, no terminal error, and no
+// binlog connection that knocks the new owner off the source.
+func (e *env) takeover(ownerTarget string, freeze, thaw func(a *proc), isFrozen func(a *proc) bool) {
+	t := e.t
+	const ddl = "CREATE TABLE bulk (id INT PRIMARY KEY, v VARCHAR(1000) NOT NULL, n INT NOT NULL DEFAULT 0)"
+	for _, db := range []*sql.DB{e.src, e.dst} {
+		mustExec(t, db, ddl)
+		mustExec(t, db, "CREATE TABLE marker (id INT PRIMARY KEY)")
+		mustExec(t, db, "INSERT INTO bulk (id, v) SELECT seq, MD5(seq) FROM seq_1_to_100")
+	}
+	a, b := e.ownerAndStandby(ownerTarget)
+	_, epochA := e.owner()
+	session := e.appliedSession(10 * time.Second)
+
+	// Catch the owner inside a source transaction bigger than one round trip (4 MiB): its first
+	// row is locked on the target until the owner waits on it, then the owner is cut off and the
+	// lock released, so the server runs the rest of that round trip and then waits for the next
+	// one, which does not come, with the transaction open.
+	lock, err := e.dst.Conn(e.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	mustExecConn(t, lock, "BEGIN")
+	mustExecConn(t, lock, "SELECT * FROM bulk WHERE id = 1 FOR UPDATE")
+	tx, err := e.src.BeginTx(e.ctx(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"UPDATE bulk SET n = n + 1 WHERE id = 1",
+		"INSERT INTO bulk (id, v) SELECT 1000 + seq, REPEAT(MD5(seq), 28) FROM seq_1_to_6000"} {
+		if _, err := tx.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	e.waitLockWait(session, 30*time.Second)
+	freeze(a)
+	frozenAt := time.Now()
+	mustExecConn(t, lock, "ROLLBACK")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(150 * time.Millisecond) {
+		if open, idle := e.openTrx(session); open && idle {
+			break
+		}
+		if time.Now().After(deadline) {
+			var state, command string
+			e.dstPool.QueryRowContext(e.ctx(), `SELECT t.trx_state, p.COMMAND FROM information_schema.INNODB_TRX t
+  JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_mysql_thread_id = ?`, session).Scan(&state, &command)
+			t.Fatalf("the cut-off owner's target transaction is not open and waiting on its client (trx state %q, command %q)", state, command)
+		}
+	}
+	t.Logf("owner cut off with its target transaction open (session %d)", session)
+
+	// The next source transactions, one of them on a row the frozen transaction holds.
+	mustExec(t, e.src, "UPDATE bulk SET n = n + 100 WHERE id = 1")
+	mustExec(t, e.src, "INSERT INTO marker VALUES (1)")
+
+	took := e.waitEpochAbove(epochA, leaseTTL+5*time.Second).Sub(frozenAt)
+	logAtTakeover := e.maxLogID()
+	applied := e.waitMarker(1, leaseTTL+10*time.Second).Sub(frozenAt)
+	t.Logf("standby took over %v and applied the next transactions %v after the freeze (ttl %v)",
+		took.Round(time.Millisecond), applied.Round(time.Millisecond), leaseTTL)
+	if took > leaseTTL+2*time.Second {
+		t.Errorf("takeover %v after the freeze, want within ttl + 2s = %v", took, leaseTTL+2*time.Second)
+	}
+	if applied > leaseTTL+5*time.Second {
+		t.Errorf("next source transactions applied %v after the freeze, want within ttl + 5s = %v", applied, leaseTTL+5*time.Second)
+	}
+	if e.sessionAlive(session) {
+		t.Errorf("the old owner's applier session %d is still in the target's processlist after the takeover", session)
+	}
+	for _, want := range []string{"ended the previous owner's target sessions", "ended the previous owner's binlog connection on the source"} {
+		if !strings.Contains(b.out.String(), want) {
+			t.Errorf("the new owner did not say %q:\n%s", want, b.out.String())
+		}
+	}
+
+	// The new owner keeps applying while the old one stays cut off.
+	for i := 2; time.Since(frozenAt) < frozenFor; i++ {
+		mustExec(t, e.src, "INSERT INTO marker VALUES (?)", i)
+		committed := time.Now()
+		if lag := e.waitMarker(i, 10*time.Second).Sub(committed); lag > 2*time.Second {
+			t.Errorf("marker %d applied %v after its source commit while the old owner is cut off", i, lag)
+		}
+		if !isFrozen(a) {
+			t.Fatal("the old owner is no longer cut off")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	thaw(a)
+	if code := a.wait(leaseTTL + 20*time.Second); code == 0 {
+		t.Errorf("the old owner exited with 0 after losing the workflow, want an error exit")
+	}
+	ownerB, _ := e.owner()
+	if want := "lost ownership of workflow " + e.workflow + " to " + ownerB; !strings.Contains(a.out.String(), want) {
+		t.Errorf("the old owner did not say %q:\n%s", want, a.out.String())
+	}
+	if strings.Contains(a.out.String(), "terminal error") {
+		t.Errorf("the old owner reported a terminal error:\n%s", a.out.String())
+	}
+	if id := e.maxLogID(); id != logAtTakeover {
+		var msg string
+		e.dstPool.QueryRowContext(e.ctx(), "SELECT message FROM _vt.vreplication_log WHERE id = ?", id).Scan(&msg)
+		t.Errorf("vreplication_log rows were added after the takeover (last: %q)", msg)
+	}
+	mustExec(t, e.src, "INSERT INTO marker VALUES (1000000)")
+	e.waitMarker(1000000, 10*time.Second)
+	for _, bad := range []string{"4052", "already connected"} {
+		if strings.Contains(b.out.String(), bad) {
+			t.Errorf("the new owner's binlog connection was knocked off (%q):\n%s", bad, b.out.String())
+		}
+	}
+	e.waitCaughtUp(30 * time.Second)
+	e.assertEqual([]string{"bulk", "marker"})
+	b.signal(syscall.SIGTERM)
+	if code := b.wait(10 * time.Second); code != 0 {
+		t.Errorf("the new owner exited with %d, want 0", code)
+	}
+}
+
+// TestTakeover_frozenOwnerWithOpenTransaction: the owner is frozen (SIGSTOP) with its target
+// transaction open and row locks held; see takeover.
+func TestTakeover_frozenOwnerWithOpenTransaction(t *testing.T) {
+	e := newEnv(t)
+	e.takeover(e.target.DSN(e.db),
+		func(a *proc) { a.signal(syscall.SIGSTOP) },
+		func(a *proc) { a.signal(syscall.SIGCONT) },
+		func(a *proc) bool { return stopped(t, a.cmd.Process.Pid) })
+}
+
+// TestTakeover_partitionedOwnerWithOpenTransaction: the owner's target connections stall in a
+// proxy that stops forwarding, not closed, with its target transaction open; see takeover.
+func TestTakeover_partitionedOwnerWithOpenTransaction(t *testing.T) {
+	e := newEnv(t)
+	proxy := newStallProxy(t, e.target.Addr())
+	e.takeover("root@tcp("+proxy.addr()+")/"+e.db,
+		func(*proc) { proxy.pause() },
+		func(*proc) { proxy.unpause() },
+		func(a *proc) bool {
+			select {
+			case <-a.done:
+				return false
+			default:
+				return true
+			}
+		})
+}
