@@ -119,6 +119,11 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		if err != nil {
 			return err
 		}
+		if t.movedToGTID {
+			t.movedToGTID = false
+			r.cfg.Logger.Info("the source now logs GTIDs: the workflow's position moves from file:pos to its GTID position at the next commit",
+				"from", start.String(), "gtid", t.gtid)
+		}
 		for _, e := range out {
 			if err := sink.Put(ctx, e); err != nil {
 				return err
@@ -138,7 +143,13 @@ type translator struct {
 	begun        bool   // a Begin event was emitted for the open transaction
 	gtid         string // the open transaction's GTID, empty when it has none
 	standalone   bool   // the next query is a standalone MariaDB event group (DDL)
-	out          []*event.Event
+	// movedToGTID says that a file:pos start position has become a MariaDB GTID position, at the
+	// source's first GTID, since the caller last looked.
+	movedToGTID bool
+	// fileGTIDs is, for a file:pos stream, the GTID state of the source since the start of the
+	// current binlog file (its Gtid_list event and the GTIDs since); nil until a Gtid_list.
+	fileGTIDs map[uint32]mysql.MariadbGTID
+	out       []*event.Event
 }
 
 func newTranslator(start Position, f *Filter) *translator {
@@ -172,9 +183,29 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			t.pos.Offset = uint32(e.Position)
 		}
 		return nil, nil
+	case *replication.MariadbGTIDListEvent:
+		// The source's GTID state where this binlog file starts: with the GTIDs that follow, the
+		// GTID position of a file:pos stream.
+		if t.pos.Flavor == FlavorFilePos {
+			t.fileGTIDs = map[uint32]mysql.MariadbGTID{}
+			for _, g := range e.GTIDs {
+				if cur, ok := t.fileGTIDs[g.DomainID]; !ok || g.SequenceNumber > cur.SequenceNumber {
+					t.fileGTIDs[g.DomainID] = g
+				}
+			}
+		}
+		return nil, nil
 	case *replication.HeartbeatEvent:
 		t.emit(&event.Event{Type: event.Heartbeat, Size: int(h.EventSize)})
 	case *replication.MariadbGTIDEvent:
+		if t.pos.Flavor == FlavorFilePos && t.fileGTIDs != nil {
+			// A file:pos workflow (created while the source had no GTID yet, say) whose binlog
+			// file said its GTID state: from the first GTID on, the position is the GTID one, so
+			// that it survives a failover by GTID.
+			t.pos = Position{Flavor: FlavorMariaDB}
+			t.mariaDomains = t.fileGTIDs
+			t.movedToGTID = true
+		}
 		if t.mariaDomains != nil {
 			t.mariaDomains[e.GTID.DomainID] = e.GTID
 		}

@@ -2,7 +2,11 @@ package binlog
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
 )
 
 func TestXAStatement(t *testing.T) {
@@ -61,5 +65,36 @@ func TestMariaXID(t *testing.T) {
 	}
 	if _, err := mariaXID(mariaGTIDRaw(mariaFlagPreparedXA, false, 1, "a", "")[:30]); err == nil {
 		t.Error("mariaXID of a truncated event: no error")
+	}
+}
+
+// TestTranslator_FilePosMovesToGTID: a workflow started at file:pos on a MariaDB source records
+// the GTID position from the first transaction that has one, once its binlog file has said the
+// GTID state it starts from (its Gtid_list event: here, domain 1 from before, none in domain 0).
+func TestTranslator_FilePosMovesToGTID(t *testing.T) {
+	start := Position{Flavor: FlavorFilePos, File: "bin.000001", Offset: 4}
+	tr := newTranslator(start, mustFilter(t, "shop"))
+	ev := func(logPos uint32, e replication.Event) *replication.BinlogEvent {
+		return &replication.BinlogEvent{Header: hdr(1700000000, logPos, 40), Event: e}
+	}
+	var got []string
+	for _, e := range []*replication.BinlogEvent{
+		ev(50, &replication.MariadbGTIDListEvent{GTIDs: []mysql.MariadbGTID{{DomainID: 1, ServerID: 2, SequenceNumber: 7}}}),
+		ev(100, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 1}}),
+		ev(200, &replication.XIDEvent{XID: 1}),
+		ev(300, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 2}}),
+		ev(400, &replication.XIDEvent{XID: 2}),
+	} {
+		out, err := tr.translate(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range out {
+			got = append(got, o.Type.String()+" "+o.Pos)
+		}
+	}
+	want := []string{"SKIP MariaDB/0-1-1,1-2-7", "SKIP MariaDB/0-1-2,1-2-7"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("events %q, want %q", got, want)
 	}
 }
