@@ -130,6 +130,11 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		if err != nil {
 			return err
 		}
+		if t.movedToGTID {
+			t.movedToGTID = false
+			r.cfg.Logger.Info("the source now logs GTIDs: the workflow's position moves from file:pos to its GTID position at the next commit",
+				"from", start.String(), "gtid", t.gtid)
+		}
 		for _, e := range out {
 			if err := sink.Put(ctx, e); err != nil {
 				return err
@@ -149,7 +154,13 @@ type translator struct {
 	begun        bool   // a Begin event was emitted for the open transaction
 	gtid         string // the open transaction's GTID, empty when it has none
 	standalone   bool   // the next query is a standalone MariaDB event group (DDL)
-	out          []*event.Event
+	// movedToGTID says that a file:pos start position has become a MariaDB GTID position, at the
+	// source's first GTID, since the caller last looked.
+	movedToGTID bool
+	// fileGTIDs is, for a file:pos stream, the GTID state of the source since the start of the
+	// current binlog file (its Gtid_list event and the GTIDs since); nil until a Gtid_list.
+	fileGTIDs map[uint32]mysql.MariadbGTID
+	out       []*event.Event
 }
 
 func newTranslator(start Position, f *Filter) *translator {
@@ -183,9 +194,29 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			t.pos.Offset = uint32(e.Position)
 		}
 		return nil, nil
+	case *replication.MariadbGTIDListEvent:
+		// The source's GTID state where this binlog file starts: with the GTIDs that follow, the
+		// GTID position of a file:pos stream.
+		if t.pos.Flavor == FlavorFilePos {
+			t.fileGTIDs = map[uint32]mysql.MariadbGTID{}
+			for _, g := range e.GTIDs {
+				if cur, ok := t.fileGTIDs[g.DomainID]; !ok || g.SequenceNumber > cur.SequenceNumber {
+					t.fileGTIDs[g.DomainID] = g
+				}
+			}
+		}
+		return nil, nil
 	case *replication.HeartbeatEvent:
 		t.emit(&event.Event{Type: event.Heartbeat, Size: int(h.EventSize)})
 	case *replication.MariadbGTIDEvent:
+		if t.pos.Flavor == FlavorFilePos && t.fileGTIDs != nil {
+			// A file:pos workflow (created while the source had no GTID yet, say) whose binlog
+			// file said its GTID state: from the first GTID on, the position is the GTID one, so
+			// that it survives a failover by GTID.
+			t.pos = Position{Flavor: FlavorMariaDB}
+			t.mariaDomains = t.fileGTIDs
+			t.movedToGTID = true
+		}
 		if t.mariaDomains != nil {
 			t.mariaDomains[e.GTID.DomainID] = e.GTID
 		}
@@ -364,7 +395,7 @@ const (
 )
 
 // mariaXID decodes the XID of a MariaDB GTID event (the whole event, header included) of an XA
-// event group, as SQL: X'<gtrid>',X'<bqual>',<formatID>. After the 19-byte header: seq_no (8),
+// event group, as SQL: x'<gtrid>',x'<bqual>',<formatID>, in the lower case of xaStatement. After the 19-byte header: seq_no (8),
 // domain id (4), flags (1), the commit id (8) when flagged, then formatID (4), the lengths of
 // gtrid and bqual (1 each) and their bytes.
 func mariaXID(raw []byte) (string, error) {
@@ -390,7 +421,7 @@ func mariaXID(raw []byte) (string, error) {
 	if gl > 64 || bl > 64 || len(b) < gl+bl {
 		return "", fmt.Errorf("XID of %d+%d bytes in %d", gl, bl, len(b))
 	}
-	return fmt.Sprintf("X'%X',X'%X',%d", b[:gl], b[gl:gl+bl], format), nil
+	return fmt.Sprintf("x'%x',x'%x',%d", b[:gl], b[gl:gl+bl], format), nil
 }
 
 // xaPrepare closes the open XA transaction as prepared.
@@ -429,7 +460,9 @@ func xaStatement(q string) (verb, xid string, ok bool) {
 		return "", "", false
 	}
 	xid = strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(xid, "/*!*/")), ";")
-	return verb, xid, xid != ""
+	// Sources write it as hex literals and a number (X'61',X'',1): one case, so that the XID of
+	// a transaction's XA START (MariaDB: from its GTID event) and of its XA COMMIT compare equal.
+	return verb, strings.ToLower(xid), xid != ""
 }
 
 func (t *translator) commit(h *replication.EventHeader) {

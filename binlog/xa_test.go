@@ -2,7 +2,11 @@ package binlog
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
 )
 
 func TestXAStatement(t *testing.T) {
@@ -11,11 +15,11 @@ func TestXAStatement(t *testing.T) {
 		verb, xid string
 		ok        bool
 	}{
-		{"XA START X'61',X'',1", "START", "X'61',X'',1", true},
-		{"xa end X'61',X'',1", "END", "X'61',X'',1", true},
-		{"XA COMMIT X'6162',X'6364',7", "COMMIT", "X'6162',X'6364',7", true},
-		{"XA COMMIT X'61',X'',1 ONE PHASE", "COMMIT ONE PHASE", "X'61',X'',1", true},
-		{"XA ROLLBACK X'62',X'',1", "ROLLBACK", "X'62',X'',1", true},
+		{"XA START X'61',X'',1", "START", "x'61',x'',1", true},
+		{"xa end X'61',X'',1", "END", "x'61',x'',1", true},
+		{"XA COMMIT X'6162',X'6364',7", "COMMIT", "x'6162',x'6364',7", true},
+		{"XA COMMIT X'6A',X'',1 ONE PHASE", "COMMIT ONE PHASE", "x'6a',x'',1", true},
+		{"XA ROLLBACK X'62',X'',1", "ROLLBACK", "x'62',x'',1", true},
 		{"XA RECOVER", "", "", false},
 		{"XAB", "", "", false},
 		{"ALTER TABLE xa ADD c INT", "", "", false},
@@ -50,8 +54,8 @@ func TestMariaXID(t *testing.T) {
 		raw  []byte
 		want string
 	}{
-		{"string xid", mariaGTIDRaw(mariaFlagPreparedXA, false, 1, "a", ""), "X'61',X'',1"},
-		{"binary xid, group commit id", mariaGTIDRaw(mariaFlagPreparedXA|mariaFlagGroupCommitID, true, 7, "ab", "cd"), "X'6162',X'6364',7"},
+		{"string xid", mariaGTIDRaw(mariaFlagPreparedXA, false, 1, "a", ""), "x'61',x'',1"},
+		{"binary xid, group commit id", mariaGTIDRaw(mariaFlagPreparedXA|mariaFlagGroupCommitID, true, 7, "ab", "cd"), "x'6162',x'6364',7"},
 	}
 	for _, tt := range tests {
 		got, err := mariaXID(tt.raw)
@@ -61,5 +65,36 @@ func TestMariaXID(t *testing.T) {
 	}
 	if _, err := mariaXID(mariaGTIDRaw(mariaFlagPreparedXA, false, 1, "a", "")[:30]); err == nil {
 		t.Error("mariaXID of a truncated event: no error")
+	}
+}
+
+// TestTranslator_FilePosMovesToGTID: a workflow started at file:pos on a MariaDB source records
+// the GTID position from the first transaction that has one, once its binlog file has said the
+// GTID state it starts from (its Gtid_list event: here, domain 1 from before, none in domain 0).
+func TestTranslator_FilePosMovesToGTID(t *testing.T) {
+	start := Position{Flavor: FlavorFilePos, File: "bin.000001", Offset: 4}
+	tr := newTranslator(start, mustFilter(t, "shop"))
+	ev := func(logPos uint32, e replication.Event) *replication.BinlogEvent {
+		return &replication.BinlogEvent{Header: hdr(1700000000, logPos, 40), Event: e}
+	}
+	var got []string
+	for _, e := range []*replication.BinlogEvent{
+		ev(50, &replication.MariadbGTIDListEvent{GTIDs: []mysql.MariadbGTID{{DomainID: 1, ServerID: 2, SequenceNumber: 7}}}),
+		ev(100, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 1}}),
+		ev(200, &replication.XIDEvent{XID: 1}),
+		ev(300, &replication.MariadbGTIDEvent{GTID: mysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 2}}),
+		ev(400, &replication.XIDEvent{XID: 2}),
+	} {
+		out, err := tr.translate(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range out {
+			got = append(got, o.Type.String()+" "+o.Pos)
+		}
+	}
+	want := []string{"SKIP MariaDB/0-1-1,1-2-7", "SKIP MariaDB/0-1-2,1-2-7"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("events %q, want %q", got, want)
 	}
 }

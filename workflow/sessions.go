@@ -13,7 +13,7 @@ import (
 
 // The owner's target sessions: the lease records, in the record's sessions column, the
 // connection ids of the sessions that can hold a transaction open (the applier's, which also
-// writes the heartbeats), so that whoever takes an expired lease over can end them. The value is
+// writes the heartbeats, and those of its open XA transactions), so that whoever takes an expired lease over can end them. The value is
 // "<boot>:<id>[,<id>...]", where boot is the target server's start time in unix seconds: after a
 // target restart connection ids start again from 1, and an id recorded before it names some
 // other client's session, which must never be killed.
@@ -45,15 +45,15 @@ func BootTime(ctx context.Context, db server) (int64, error) {
 // the clock tick in whole seconds, not together.
 const bootSlack = 2
 
-// RecordSession records connID as the lease owner's target session, fenced by the epoch, so
-// that the next owner can end it (see Store.Acquire). It returns an error wrapping
-// ErrLostOwnership when the workflow was taken over.
-func (l *Lease) RecordSession(ctx context.Context, connID int64) error {
+// RecordSession records connIDs as the lease owner's target sessions (replacing those recorded
+// before), fenced by the epoch, so that the next owner can end them (see Store.Acquire). It
+// returns an error wrapping ErrLostOwnership when the workflow was taken over.
+func (l *Lease) RecordSession(ctx context.Context, connIDs ...int64) error {
 	boot, err := BootTime(ctx, l.store.db)
 	if err != nil {
 		return fmt.Errorf("record target session of workflow %s: %w", l.name, err)
 	}
-	return l.recordSession(ctx, "sessions", boot, connID)
+	return l.recordSession(ctx, "sessions", boot, connIDs...)
 }
 
 // RecordSourceSession records connID, a connection to the source server started at boot (see
@@ -65,9 +65,13 @@ func (l *Lease) RecordSourceSession(ctx context.Context, boot, connID int64) err
 	return l.recordSession(ctx, "source_session", boot, connID)
 }
 
-func (l *Lease) recordSession(ctx context.Context, column string, boot, connID int64) error {
+func (l *Lease) recordSession(ctx context.Context, column string, boot int64, connIDs ...int64) error {
+	ids := make([]string, len(connIDs))
+	for i, id := range connIDs {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
 	res, err := l.store.db.ExecContext(ctx, "UPDATE "+l.store.table("vreplication")+
-		" SET "+column+" = ? WHERE id = ? AND epoch = ?", strconv.FormatInt(boot, 10)+":"+strconv.FormatInt(connID, 10), l.id, l.epoch)
+		" SET "+column+" = ? WHERE id = ? AND epoch = ?", strconv.FormatInt(boot, 10)+":"+strings.Join(ids, ","), l.id, l.epoch)
 	if err != nil {
 		return fmt.Errorf("record %s of workflow %s: %w", column, l.name, err)
 	}

@@ -101,7 +101,7 @@ func (s *Store) Init(ctx context.Context) error {
   pause_pos varbinary(10000) DEFAULT NULL,
   pause_until bigint NOT NULL DEFAULT 0,
   ddl_pos varbinary(10000) DEFAULT NULL,
-  sessions varbinary(1000) DEFAULT NULL,
+  sessions varbinary(10000) DEFAULT NULL,
   source_session varbinary(255) DEFAULT NULL,
   PRIMARY KEY (id),
   UNIQUE KEY workflow (workflow)
@@ -136,7 +136,7 @@ var addedColumns = [][2]string{
 	{"pause_pos", "varbinary(10000) DEFAULT NULL"},
 	{"pause_until", "bigint NOT NULL DEFAULT 0"},
 	{"ddl_pos", "varbinary(10000) DEFAULT NULL"},
-	{"sessions", "varbinary(1000) DEFAULT NULL"},
+	{"sessions", "varbinary(10000) DEFAULT NULL"},
 	{"source_session", "varbinary(255) DEFAULT NULL"},
 }
 

@@ -1,0 +1,18 @@
+package applier
+
+import "context"
+
+// recordSessions records, through the lease, the target sessions that can hold a transaction
+// open: the applier's own and those of its open XA transactions. A process that takes the
+// workflow over from this one kills them, so that a frozen or partitioned applier's locks go at
+// once (see workflow.Lease.RecordSession).
+func (a *Applier) recordSessions(ctx context.Context) error {
+	if a.cfg.Lease == nil {
+		return nil
+	}
+	ids := []int64{a.connID}
+	for _, s := range a.xaSessions {
+		ids = append(ids, s.id)
+	}
+	return a.cfg.Lease.RecordSession(ctx, ids...)
+}
