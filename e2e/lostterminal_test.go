@@ -18,6 +18,7 @@ import (
 // and writes no state and no log row.
 func TestLostOwnerTerminalErrorIsLostOwnership(t *testing.T) {
 	e := newEnv(t)
+	e.forgetWorkflow()
 	e.execBoth("CREATE TABLE t (id INT NOT NULL PRIMARY KEY, v INT NOT NULL)")
 	cfg := e.streamConfig()
 	// Nothing writes the record behind the test's back: no renewal (every ttl/3) and no

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,10 +10,23 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // frozenFor is how long the old owner stays frozen or partitioned.
 const frozenFor = 20 * time.Second
+
+// forgetWorkflow deletes the workflow's record left by an earlier run of the test (go test
+// -count), whose position and lease belong to that run.
+func (e *env) forgetWorkflow() {
+	e.t.Helper()
+	_, err := e.dstPool.ExecContext(e.ctx(), "DELETE FROM _vt.vreplication WHERE workflow = ?", e.workflow)
+	var me *mysql.MySQLError
+	if err != nil && !(errors.As(err, &me) && me.Number == 1146) { // 1146: no such table yet
+		e.t.Fatal(err)
+	}
+}
 
 // appliedSession returns the target connection id the lease owner recorded for its applier.
 func (e *env) appliedSession(timeout time.Duration) int64 {
@@ -125,6 +139,7 @@ func stopped(t *testing.T, pid int) bool {
 // binlog connection that knocks the new owner off the source.
 func (e *env) takeover(ownerTarget string, freeze, thaw func(a *proc), isFrozen func(a *proc) bool) {
 	t := e.t
+	e.forgetWorkflow()
 	const ddl = "CREATE TABLE bulk (id INT PRIMARY KEY, v VARCHAR(1000) NOT NULL, n INT NOT NULL DEFAULT 0)"
 	for _, db := range []*sql.DB{e.src, e.dst} {
 		mustExec(t, db, ddl)
