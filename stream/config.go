@@ -44,7 +44,14 @@ type Config struct {
 	RetryDelay            time.Duration
 	MaxTimeToRetryOnError time.Duration
 	OnDDL                 string
-	ServerID              uint32
+	// ExecMode is --exec-mode: "strict" (the default when empty) or "idempotent", what the
+	// applier does with a row change whose row is absent, or present, on the target.
+	ExecMode string
+	// AllowTargetTriggers lets replicated target tables keep triggers, which then fire a
+	// second time for each replicated row; without it a trigger is a preflight failure and,
+	// found at an attempt's start, a terminal error.
+	AllowTargetTriggers bool
+	ServerID            uint32
 	// Options is the JSON of the settings in force, stored in the record.
 	Options string
 	// LeaseTTL is how long the workflow lease lasts past each renewal (default DefaultLeaseTTL);
