@@ -1,5 +1,5 @@
 # vplayer developer targets. `make test` needs a MariaDB or MySQL server binary (see
-# scripts/ensure-mysqld.sh); CI runs .ci/run, which sets VPLAYER_REQUIRE_MYSQL=1 so that server
+# scripts/ensure-mysqld.sh) and Prometheus's promtool and server (scripts/ensure-prometheus.sh); CI runs .ci/run, which sets VPLAYER_REQUIRE_MYSQL=1 so that server
 # tests fail instead of skipping when the binary is missing.
 
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
@@ -13,15 +13,23 @@ ifdef VPLAYER_MYSQLD
 export VPLAYER_MYSQLD
 endif
 
-.PHONY: all deps test vet build demo bench
+.PHONY: all deps test rules vet build demo bench
 
 all: vet build test
 
-# deps makes sure a server binary is installed (installs mariadb-server as root with apt-get).
+# deps makes sure a server binary and Prometheus are installed (installs mariadb-server and
+# prometheus as root with apt-get).
 deps:
 	@scripts/ensure-mysqld.sh
+	@scripts/ensure-prometheus.sh
 
-test: deps
+# rules checks the alert rules and runs their unit tests.
+RULES := deploy/prometheus/vplayer-rules.yml
+rules: deps
+	promtool check rules $(RULES)
+	promtool test rules $(RULES:.yml=.test.yml)
+
+test: deps rules
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 vet:

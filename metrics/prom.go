@@ -28,6 +28,7 @@ const (
 	NameState                 = "vplayer_state"
 	NameAttempts              = "vplayer_attempts_total"
 	NameHealthy               = "vplayer_healthy"
+	NameRowMismatches         = "vplayer_row_mismatches_total"
 )
 
 // descs are the Collector's metric descriptions.
@@ -37,6 +38,7 @@ type descs struct {
 	relayBlocked, stalls                                      *prometheus.Desc
 	heartbeatsReceived, heartbeatsRecorded, heartbeatsPending *prometheus.Desc
 	errs, state, attempts, healthy                            *prometheus.Desc
+	mismatches                                                *prometheus.Desc
 }
 
 func newDescs(workflow string) descs {
@@ -65,6 +67,8 @@ func newDescs(workflow string) descs {
 		state:              d(NameState, "1 for the stream's current state (Init, Running, Retrying, Stopped, Error), 0 for the others.", "state"),
 		attempts:           d(NameAttempts, "Stream attempts started: the first, and one per retry after an error."),
 		healthy:            d(NameHealthy, "1 while /healthz answers 200: running and progressing since the last error; else 0."),
+		mismatches: d(NameRowMismatches, "Row changes that did not match the target, written through by --exec-mode idempotent, by target table "+
+			"and kind: update_missing, delete_missing, insert_exists.", "table", "kind"),
 	}
 }
 
@@ -76,7 +80,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.relayBytes, d.relayItems, d.relayMaxBytes, d.relayMaxItems,
 		d.relayBlocked, d.stalls,
 		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
-		d.errs, d.state, d.attempts, d.healthy,
+		d.errs, d.state, d.attempts, d.healthy, d.mismatches,
 	} {
 		ch <- x
 	}
@@ -119,6 +123,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(d.heartbeatsPending, float64(s.HeartbeatsPending))
 	for _, kind := range sortedKeys(s.Errors) {
 		counter(d.errs, float64(s.Errors[kind]), kind)
+	}
+	for k, n := range s.Mismatches {
+		counter(d.mismatches, float64(n), k.Table, string(k.Kind))
 	}
 	states := States
 	if !slices.Contains(states, s.State) {

@@ -58,7 +58,7 @@ func TestCheck(t *testing.T) {
 		{
 			name:    "relay log just after deadline, statement running",
 			cfg:     cfg,
-			snap:    Snapshot{RelayBlockedSince: t0, WorkSince: t0.Add(-time.Minute), Statement: update, StatementSince: t0.Add(-2 * time.Second)},
+			snap:    Snapshot{RelayBlockedSince: t0, ProgressSince: t0.Add(-time.Minute), Statement: update, StatementSince: t0.Add(-2 * time.Second)},
 			now:     t0.Add(deadline + ms),
 			wantErr: relayPrefix + "; applier busy for 5m2s in " + update,
 			wantDet: RelayLog,
@@ -76,32 +76,57 @@ func TestCheck(t *testing.T) {
 		{
 			name:     "applier just before deadline",
 			cfg:      cfg,
-			snap:     Snapshot{WorkSince: t0, Statement: update, StatementSince: t0},
+			snap:     Snapshot{ProgressSince: t0, Statement: update, StatementSince: t0},
 			now:      t0.Add(deadline - ms),
 			wantNext: t0.Add(deadline),
 		},
 		{
 			name:    "applier at deadline",
 			cfg:     cfg,
-			snap:    Snapshot{WorkSince: t0, Statement: update, StatementSince: t0.Add(time.Minute)},
+			snap:    Snapshot{ProgressSince: t0, Statement: update, StatementSince: t0.Add(time.Minute)},
 			now:     t0.Add(deadline),
-			wantErr: "applier stalled: no commit for 5m0s while applying " + update + ": " + stalled,
+			wantErr: "applier stalled: no progress for 5m0s while applying " + update + ": " + stalled,
 			wantDet: Applier,
+			wantFor: deadline,
+		},
+		{
+			name:    "applier at deadline inside a long transaction: both durations named",
+			cfg:     cfg,
+			snap:    Snapshot{ProgressSince: t0, TxnSince: t0.Add(-time.Hour), Statement: update, StatementSince: t0},
+			now:     t0.Add(deadline),
+			wantErr: "applier stalled: no progress for 5m0s while applying " + update + " (transaction open for 1h5m0s): " + stalled,
+			wantDet: Applier,
+			wantFor: deadline,
+		},
+		{
+			name:     "long transaction that keeps progressing: no stall",
+			cfg:      cfg,
+			snap:     Snapshot{ProgressSince: t0.Add(time.Hour), TxnSince: t0, Statement: update, StatementSince: t0.Add(time.Hour)},
+			now:      t0.Add(time.Hour + deadline - ms),
+			wantNext: t0.Add(time.Hour + deadline),
+		},
+		{
+			name:    "relay log at deadline inside a long transaction",
+			cfg:     cfg,
+			snap:    Snapshot{RelayBlockedSince: t0, ProgressSince: t0.Add(deadline - ms), TxnSince: t0.Add(-time.Minute), Statement: update, StatementSince: t0.Add(deadline - 2*ms)},
+			now:     t0.Add(deadline),
+			wantErr: relayPrefix + "; applier busy for 2ms in " + update + " (transaction open for 6m0s)",
+			wantDet: RelayLog,
 			wantFor: deadline,
 		},
 		{
 			name:    "applier just after deadline, no statement",
 			cfg:     cfg,
-			snap:    Snapshot{WorkSince: t0},
+			snap:    Snapshot{ProgressSince: t0},
 			now:     t0.Add(deadline + ms),
-			wantErr: "applier stalled: no commit for 5m0s with no statement in flight: " + stalled,
+			wantErr: "applier stalled: no progress for 5m0s with no statement in flight: " + stalled,
 			wantDet: Applier,
 			wantFor: deadline + ms,
 		},
 		{
 			name:    "applier clock first while relay log blocked: relay text",
 			cfg:     cfg,
-			snap:    Snapshot{RelayBlockedSince: t0.Add(4 * time.Minute), WorkSince: t0, Statement: update, StatementSince: t0.Add(time.Minute)},
+			snap:    Snapshot{RelayBlockedSince: t0.Add(4 * time.Minute), ProgressSince: t0, Statement: update, StatementSince: t0.Add(time.Minute)},
 			now:     t0.Add(deadline),
 			wantErr: relayPrefix + "; applier busy for 4m0s in " + update,
 			wantDet: RelayLog,
@@ -110,7 +135,7 @@ func TestCheck(t *testing.T) {
 		{
 			name:    "relay clock first while applier holds work: relay text",
 			cfg:     cfg,
-			snap:    Snapshot{RelayBlockedSince: t0, WorkSince: t0.Add(time.Minute), Statement: update, StatementSince: t0.Add(time.Minute)},
+			snap:    Snapshot{RelayBlockedSince: t0, ProgressSince: t0.Add(time.Minute), Statement: update, StatementSince: t0.Add(time.Minute)},
 			now:     t0.Add(deadline),
 			wantErr: relayPrefix + "; applier busy for 4m0s in " + update,
 			wantDet: RelayLog,
@@ -119,7 +144,7 @@ func TestCheck(t *testing.T) {
 		{
 			name:     "relay log and applier both pending: earliest next",
 			cfg:      cfg,
-			snap:     Snapshot{RelayBlockedSince: t0.Add(time.Minute), WorkSince: t0},
+			snap:     Snapshot{RelayBlockedSince: t0.Add(time.Minute), ProgressSince: t0},
 			now:      t0.Add(deadline - ms),
 			wantNext: t0.Add(deadline),
 		},
@@ -151,16 +176,16 @@ func TestCheck(t *testing.T) {
 		{
 			name:     "heartbeat in flight, applier pending later: heartbeat first",
 			cfg:      cfg,
-			snap:     Snapshot{WorkSince: t0, HeartbeatSince: t0.Add(time.Minute)},
+			snap:     Snapshot{ProgressSince: t0, HeartbeatSince: t0.Add(time.Minute)},
 			now:      t0.Add(time.Minute),
 			wantNext: t0.Add(time.Minute + interval),
 		},
 		{
 			name:    "applier and heartbeat at once: applier wins",
 			cfg:     cfg,
-			snap:    Snapshot{WorkSince: t0, HeartbeatSince: t0.Add(deadline - interval)},
+			snap:    Snapshot{ProgressSince: t0, HeartbeatSince: t0.Add(deadline - interval)},
 			now:     t0.Add(deadline),
-			wantErr: "applier stalled: no commit for 5m0s with no statement in flight: " + stalled,
+			wantErr: "applier stalled: no progress for 5m0s with no statement in flight: " + stalled,
 			wantDet: Applier,
 			wantFor: deadline,
 		},
@@ -173,20 +198,20 @@ func TestCheck(t *testing.T) {
 		{
 			name: "deadline 0 disables applier",
 			cfg:  off,
-			snap: Snapshot{WorkSince: t0, Statement: update, StatementSince: t0},
+			snap: Snapshot{ProgressSince: t0, Statement: update, StatementSince: t0},
 			now:  t0.Add(24 * time.Hour),
 		},
 		{
 			name:     "deadline 0 keeps heartbeat: pending",
 			cfg:      off,
-			snap:     Snapshot{RelayBlockedSince: t0, WorkSince: t0, HeartbeatSince: t0},
+			snap:     Snapshot{RelayBlockedSince: t0, ProgressSince: t0, HeartbeatSince: t0},
 			now:      t0.Add(interval - ms),
 			wantNext: t0.Add(interval),
 		},
 		{
 			name:    "deadline 0 keeps heartbeat: fires",
 			cfg:     off,
-			snap:    Snapshot{RelayBlockedSince: t0, WorkSince: t0, HeartbeatSince: t0},
+			snap:    Snapshot{RelayBlockedSince: t0, ProgressSince: t0, HeartbeatSince: t0},
 			now:     t0.Add(interval),
 			wantErr: "failed to record heartbeat: recording took longer than 1s: " + stalled,
 			wantDet: Heartbeat,
@@ -201,13 +226,13 @@ func TestCheck(t *testing.T) {
 		{
 			name:     "start in the future",
 			cfg:      cfg,
-			snap:     Snapshot{WorkSince: t0.Add(time.Second)},
+			snap:     Snapshot{ProgressSince: t0.Add(time.Second)},
 			now:      t0,
 			wantNext: t0.Add(time.Second + deadline),
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err, next := Check(tc.cfg, tc.snap, tc.now)
+			next, err := Check(tc.cfg, tc.snap, tc.now)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Check()=%v, want nil", err)

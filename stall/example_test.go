@@ -17,15 +17,15 @@ func ExampleCheck() {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	s := stall.Snapshot{
 		RelayBlockedSince: t0,
-		WorkSince:         t0.Add(-10 * time.Second),
+		ProgressSince:     t0.Add(-10 * time.Second),
 		Statement:         "UPDATE `shop`.`orders`",
 		StatementSince:    t0.Add(-2 * time.Second),
 	}
 
-	err, next := stall.Check(cfg, s, t0.Add(time.Minute))
+	next, err := stall.Check(cfg, s, t0.Add(time.Minute))
 	fmt.Println(err, next.Format(time.TimeOnly))
 
-	err, _ = stall.Check(cfg, s, next)
+	_, err = stall.Check(cfg, s, next)
 	fmt.Println(err)
 	var e *stall.Error
 	if errors.As(err, &e) {

@@ -44,8 +44,9 @@ type Config struct {
 	RetryDelay            time.Duration
 	MaxTimeToRetryOnError time.Duration
 	OnDDL                 string
-	// ExecMode is --exec-mode: "strict" (the default when empty) or "idempotent", what the
-	// applier does with a row change whose row is absent, or present, on the target.
+	// ExecMode is --exec-mode, applier.ExecModeStrict (the default when empty) or
+	// applier.ExecModeIdempotent: what the applier does with a row change whose row is absent,
+	// or present, on the target.
 	ExecMode string
 	// AllowTargetTriggers lets replicated target tables keep triggers, which then fire a
 	// second time for each replicated row; without it a trigger is a preflight failure and,

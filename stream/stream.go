@@ -357,7 +357,6 @@ func (s *Stream) attempt(ctx context.Context) error {
 			return err == nil && p.Contains(s.stop)
 		}
 	}
-	// TODO(issue 10): pass ExecMode: s.cfg.ExecMode once applier.Config has the field.
 	app := applier.New(applier.Config{
 		DB:           s.cfg.Target,
 		Store:        s.store,
@@ -365,6 +364,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		Lease:        s.lease,
 		TargetDB:     s.cfg.TargetDB,
 		OnDDL:        s.cfg.OnDDL,
+		ExecMode:     s.cfg.ExecMode,
 		StopAt:       stopAt,
 		Heartbeat:    hb,
 		Logger:       s.log,
@@ -381,7 +381,8 @@ func (s *Stream) attempt(ctx context.Context) error {
 			var snap stall.Snapshot
 			snap.RelayBlockedSince, _ = relay.Blocked()
 			snap.RelayBlockedSince = gate.relayBlockedSince(snap.RelayBlockedSince)
-			snap.WorkSince, snap.Statement, snap.StatementSince = app.Work()
+			w := app.Work()
+			snap.ProgressSince, snap.TxnSince, snap.Statement, snap.StatementSince = w.ProgressSince, w.TxnSince, w.Statement, w.StatementSince
 			snap.HeartbeatSince = hb.InFlightSince()
 			return snap
 		}))

@@ -62,7 +62,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.DurationVar(&f.retryDelay, "retry-delay", 5*time.Second, "wait before retrying after a stream error")
 	fs.DurationVar(&f.maxRetryTime, "max-time-to-retry-on-error", 0, "give up (state Error, exit 1) when the same error persists this long (0: retry forever)")
 	fs.StringVar(&f.onDDL, "on-ddl", applier.OnDDLIgnore, "what to do with DDL: ignore, stop, exec or exec_ignore")
-	fs.StringVar(&f.execMode, "exec-mode", execModeStrict, "a row change whose row is absent on the target, or an insert of a key it has: strict (a terminal error naming the table, key, position and GTID) or idempotent (write the after image, skip the delete, count and log each)")
+	fs.StringVar(&f.execMode, "exec-mode", applier.ExecModeStrict, "a row change whose row is absent on the target, or an insert of a key it has: strict (a terminal error naming the table, key, position and GTID) or idempotent (write the after image, skip the delete, count and log each)")
 	fs.BoolVar(&f.allowTriggers, "allow-target-triggers", false, "let replicated target tables keep their triggers, which then fire again for each replicated row (the binlog already carries their effects); without it a trigger fails preflight")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /debug/pprof/ on HOST:PORT, e.g. :9100; port 0 picks one (default: off)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -109,7 +109,7 @@ func (f *runFlags) validate() error {
 		return usagef("--on-ddl is %q: want ignore, stop, exec or exec_ignore", f.onDDL)
 	}
 	switch f.execMode {
-	case execModeStrict, execModeIdempotent:
+	case applier.ExecModeStrict, applier.ExecModeIdempotent:
 	default:
 		return usagef("--exec-mode is %q: want strict or idempotent", f.execMode)
 	}
@@ -277,13 +277,6 @@ func (f *runFlags) optionsJSON(targetDB string, serverID uint32) string {
 	})
 	return string(b)
 }
-
-// --exec-mode's values, as the applier names them.
-// TODO(issue 10): use applier.ExecModeStrict and applier.ExecModeIdempotent once they exist.
-const (
-	execModeStrict     = "strict"
-	execModeIdempotent = "idempotent"
-)
 
 // preflightTimeout bounds one preflight.
 const preflightTimeout = 30 * time.Second
