@@ -240,7 +240,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ops.hook(&cfg)
 	if err := preflight(ctx, cfg); err != nil || ctx.Err() != nil {
-		return err // nil: a signal while waiting for a server
+		return err // nil: a signal during the preflight
 	}
 	if cfg.Source.TLS, err = src.binlogTLS(ctx, srcPool, logger); err != nil {
 		return err
@@ -293,7 +293,10 @@ func preflight(ctx context.Context, cfg stream.Config) error {
 		if err == nil && retried && cfg.OnState != nil {
 			cfg.OnState(workflow.StateInit) // starting again, no longer waiting
 		}
-		if ctx.Err() != nil || !errors.Is(err, stream.ErrUnreachable) {
+		if ctx.Err() != nil {
+			return nil // a signal: a requested stop, whatever the preflight found meanwhile
+		}
+		if !errors.Is(err, stream.ErrUnreachable) {
 			return err
 		}
 		err = fmt.Errorf("preflight: %w", err)
