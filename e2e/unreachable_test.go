@@ -88,8 +88,9 @@ func TestTargetDownAtStart(t *testing.T) {
 	}
 }
 
-// TestStandbyTargetDown: a standby whose target goes down while it waits stays up and retries;
-// once the target is back it waits again, takes over when the owner stops, and applies.
+// TestStandbyTargetDown: a standby whose target goes down while it waits stays up and retries,
+// /healthz saying why; once the target is back it waits again, takes over when the owner stops,
+// and applies.
 func TestStandbyTargetDown(t *testing.T) {
 	e := newEnv(t)
 	e.execBoth("CREATE TABLE t (id INT NOT NULL PRIMARY KEY)")
@@ -98,11 +99,13 @@ func TestStandbyTargetDown(t *testing.T) {
 	owner := e.startVplayer("--lease-ttl", leaseTTL.String())
 	e.waitRunning(30 * time.Second)
 	owner.waitOutput("workflow lease acquired", 10*time.Second)
-	standby := e.startVplayerTarget("root@tcp("+addr+")/"+e.db, "--lease-ttl", leaseTTL.String())
+	standby := e.startVplayerTarget("root@tcp("+addr+")/"+e.db, "--lease-ttl", leaseTTL.String(), "--metrics-addr", "127.0.0.1:0")
+	maddr := standby.metricsAddr(30 * time.Second)
 	standby.waitOutput("waiting as a standby", 30*time.Second)
 
 	proxy.close()
 	standby.waitOutput("will retry after 200ms: acquire workflow", 30*time.Second)
+	waitHealth(t, maddr, http.StatusServiceUnavailable, "waiting to retry after an error: acquire workflow", 10*time.Second)
 	if out := standby.out.String(); !strings.Contains(out, "connection refused") {
 		t.Errorf("standby output %q, want the refused connection named", out)
 	}
@@ -114,6 +117,7 @@ func TestStandbyTargetDown(t *testing.T) {
 	e.execOn(e.src, "INSERT INTO t VALUES (1)")
 
 	forwardOn(t, addr, e.target.Addr())
+	waitHealth(t, maddr, http.StatusServiceUnavailable, "starting: no attempt has started yet", 10*time.Second)
 	e.waitCaughtUp(30 * time.Second)
 	before := strings.Count(standby.out.String(), "waiting as a standby")
 	owner.signal(syscall.SIGTERM)
