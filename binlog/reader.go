@@ -115,6 +115,9 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 			}
 			return fmt.Errorf("read binlog event: %w", err)
 		}
+		if ev, err = ownGTIDEvent(ev); err != nil {
+			return err
+		}
 		out, err := t.translate(ev)
 		if err != nil {
 			return err

@@ -51,6 +51,8 @@ type Server struct {
 	port    int
 	dir     layout
 	proc    *process
+	binary  string  // the server binary, for Restart
+	opts    Options // as given to Start, for Restart
 
 	stopOnce sync.Once
 	stopErr  error
@@ -82,7 +84,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	s := &Server{name: name, flavor: flavor, version: version, dir: newLayout(root)}
+	s := &Server{name: name, flavor: flavor, version: version, dir: newLayout(root), binary: binary, opts: opts}
 	if err := s.start(ctx, binary, opts); err != nil {
 		if rmErr := os.RemoveAll(root); rmErr != nil {
 			err = errors.Join(err, rmErr)
