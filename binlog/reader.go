@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -52,7 +53,8 @@ type Sink interface {
 
 // Reader streams one source's binlog into a Sink.
 type Reader struct {
-	cfg Config
+	cfg   Config
+	stats Stats
 }
 
 // NewReader returns a reader for cfg. It connects nothing until Run.
@@ -68,7 +70,12 @@ func NewReader(cfg Config) *Reader {
 // a broken connection is an error, and the caller restarts from the applied position with a new
 // Run, which starts a new syncer.
 func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
+	var option func(*client.Conn) error
+	if start.Flavor == FlavorMySQL {
+		option = throughGTID
+	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		Option:               option,
 		ServerID:             r.cfg.ServerID,
 		Flavor:               r.cfg.Flavor,
 		Host:                 r.cfg.Host,
@@ -107,6 +114,7 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		return fmt.Errorf("start binlog stream at %s: %w", start, err)
 	}
 	t := newTranslator(start, r.cfg.Filter)
+	t.skip.stats = &r.stats
 	for {
 		ev, err := streamer.GetEvent(ctx)
 		if err != nil {
@@ -137,13 +145,15 @@ type translator struct {
 	inTxn        bool
 	begun        bool // a Begin event was emitted for the open transaction
 	standalone   bool // the next query is a standalone MariaDB event group (DDL)
+	skip         executedSkip
 	out          []*event.Event
 }
 
 func newTranslator(start Position, f *Filter) *translator {
-	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}}
+	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}, skip: executedSkip{start: start}}
 	if start.GTID != nil {
 		t.pos.GTID = start.GTID.Clone() // updated in place as transactions pass
+		t.skip.start.GTID = start.GTID.Clone()
 	}
 	if start.Flavor == FlavorMariaDB {
 		t.mariaDomains = map[uint32]mysql.MariadbGTID{}
@@ -163,6 +173,9 @@ func newTranslator(start Position, f *Filter) *translator {
 // translate returns the events ev yields, in order. The returned slice is reused by the next call.
 func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, error) {
 	t.out = t.out[:0]
+	if t.skip.drop(ev.Event) {
+		return nil, nil
+	}
 	h := ev.Header
 	switch e := ev.Event.(type) {
 	case *replication.RotateEvent:

@@ -272,3 +272,18 @@ func TestAttemptPipeline_nilParts(t *testing.T) {
 		t.Errorf("sample of an empty attempt=%+v, want zeros", s)
 	}
 }
+
+// TestCollector_SkippedExecuted: the reader's count of re-sent transactions adds up over attempts.
+func TestCollector_SkippedExecuted(t *testing.T) {
+	col, _ := newTestCollector()
+	a1 := &fakePipeline{s: sample{skippedExecuted: 3}}
+	col.start(a1)
+	if got, want := col.Snapshot().SkippedExecuted, int64(3); got != want {
+		t.Errorf("SkippedExecuted=%d, want %d", got, want)
+	}
+	a1.s.skippedExecuted = 5
+	col.start(&fakePipeline{s: sample{skippedExecuted: 2}})
+	if got, want := col.Snapshot().SkippedExecuted, int64(7); got != want {
+		t.Errorf("SkippedExecuted after a second attempt=%d, want %d (5 + 2)", got, want)
+	}
+}
