@@ -6,6 +6,7 @@ package binlog
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -36,8 +37,9 @@ type Config struct {
 	// ServerID is the replica server id vplayer registers with; it must be unique among the
 	// source's replicas and not zero.
 	ServerID uint32
-	// HeartbeatPeriod is how often the idle source sends a heartbeat event. The read timeout is
-	// three periods plus a second.
+	// HeartbeatPeriod is how often the idle source is asked to send a heartbeat event. The read
+	// timeout is three periods plus a second; a source that sends heartbeats less often than
+	// asked gets three of its own periods (see pace), up to MaxHeartbeatPeriod.
 	HeartbeatPeriod time.Duration
 	// Filter selects the replicated tables.
 	Filter *Filter
@@ -75,16 +77,18 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		option = throughGTID
 	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		Option:               option,
-		ServerID:             r.cfg.ServerID,
-		Flavor:               r.cfg.Flavor,
-		Host:                 r.cfg.Host,
-		Port:                 r.cfg.Port,
-		User:                 r.cfg.User,
-		Password:             r.cfg.Password,
-		TLSConfig:            r.cfg.TLS,
-		HeartbeatPeriod:      r.cfg.HeartbeatPeriod,
-		ReadTimeout:          3*r.cfg.HeartbeatPeriod + time.Second,
+		Option:          option,
+		ServerID:        r.cfg.ServerID,
+		Flavor:          r.cfg.Flavor,
+		Host:            r.cfg.Host,
+		Port:            r.cfg.Port,
+		User:            r.cfg.User,
+		Password:        r.cfg.Password,
+		TLSConfig:       r.cfg.TLS,
+		HeartbeatPeriod: r.cfg.HeartbeatPeriod,
+		// The read timeout in force is the pace's, enforced by watchPace; go-mysql's is only the
+		// last resort, a little longer than the longest the pace allows.
+		ReadTimeout:          readTimeout(max(r.cfg.HeartbeatPeriod, MaxHeartbeatPeriod)) + 5*time.Second,
 		DisableRetrySync:     true,
 		MaxReconnectAttempts: 1,
 		UseDecimal:           true,
@@ -115,23 +119,34 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	}
 	t := newTranslator(start, r.cfg.Filter)
 	t.skip.stats = &r.stats
+	w := newPaceWatch(r.cfg.HeartbeatPeriod, r.cfg.Logger)
+	rctx, stopWatch := w.start(ctx)
+	defer stopWatch()
 	for {
-		ev, err := streamer.GetEvent(ctx)
+		ev, err := streamer.GetEvent(rctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if cause := context.Cause(rctx); errors.Is(cause, ErrSourceSilent) {
+				return fmt.Errorf("read binlog event: %w", cause)
+			}
 			return fmt.Errorf("read binlog event: %w", err)
 		}
+		w.received(ev)
 		out, err := t.translate(ev)
 		if err != nil {
 			return err
 		}
 		for _, e := range out {
-			if err := sink.Put(ctx, e); err != nil {
+			if err := sink.Put(rctx, e); err != nil {
+				if cause := context.Cause(rctx); ctx.Err() == nil && cause != nil {
+					return fmt.Errorf("read binlog event: %w", cause)
+				}
 				return err
 			}
 		}
+		w.wait()
 	}
 }
 
