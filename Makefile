@@ -1,5 +1,5 @@
 # vplayer developer targets. `make test` needs a MariaDB or MySQL server binary (see
-# scripts/ensure-mysqld.sh); CI runs .ci/run, which sets VPLAYER_REQUIRE_MYSQL=1 so that server
+# scripts/ensure-mysqld.sh) and builds dolt when missing (scripts/ensure-dolt.sh); CI runs .ci/run, which sets VPLAYER_REQUIRE_MYSQL=1 so that server
 # tests fail instead of skipping when the binary is missing.
 
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
@@ -12,14 +12,20 @@ endif
 ifdef VPLAYER_MYSQLD
 export VPLAYER_MYSQLD
 endif
+ifdef VPLAYER_DOLT
+export VPLAYER_DOLT
+endif
 
 .PHONY: all deps test vet build demo bench
 
 all: vet build test
 
-# deps makes sure a server binary is installed (installs mariadb-server as root with apt-get).
+# deps makes sure a server binary is installed (installs mariadb-server as root with apt-get),
+# and the pinned dolt, the MySQL-flavour source of e2e's Dolt suite (built with go install into
+# the user's cache directory when missing: about 5 minutes on 2 cores, once).
 deps:
 	@scripts/ensure-mysqld.sh
+	@scripts/ensure-dolt.sh
 
 test: deps
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
