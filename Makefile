@@ -1,6 +1,7 @@
 # vplayer developer targets. `make test` needs a MariaDB or MySQL server binary (see
-# scripts/ensure-mysqld.sh) and builds dolt when missing (scripts/ensure-dolt.sh); CI runs .ci/run, which sets VPLAYER_REQUIRE_MYSQL=1 so that server
-# tests fail instead of skipping when the binary is missing.
+# scripts/ensure-mysqld.sh) and builds dolt when missing (scripts/ensure-dolt.sh); CI runs
+# .ci/run, which sets VPLAYER_REQUIRE_MYSQL=1 so that server tests fail instead of skipping when
+# a binary is missing.
 
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 TEST_TIMEOUT ?= 15m
