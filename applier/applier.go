@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/heartbeat"
-	"github.com/vplayer/vplayer/sqlq"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -43,8 +41,11 @@ var sessionSetup = []string{
 	"SET NAMES binary",
 	"SET SESSION time_zone = '+00:00'",
 	"SET SESSION sql_mode = '" + sqlModeStrict + "'",
-	"SET SESSION foreign_key_checks = 0",
+	"SET SESSION foreign_key_checks = 1", // then per rows event, as the source session had it
 }
+
+// packetOverhead is what a round trip's packet holds besides its SQL text.
+const packetOverhead = 1024
 
 // skipSaveInterval bounds how often the position of transactions that touched no replicated table
 // is saved on its own.
@@ -92,6 +93,10 @@ type Config struct {
 	// AfterDDL, when set, runs after an executed DDL and before its position is recorded; an
 	// error ends the attempt there, as a crash would. For fault-injection tests.
 	AfterDDL func() error
+	// ExecMode is ExecModeStrict (the default, when empty) or ExecModeIdempotent: what a row
+	// change that does not match the target does. The pool must run with clientFoundRows, so that
+	// statements count the rows they matched.
+	ExecMode string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -111,6 +116,8 @@ type Stats struct {
 	// PerCommit[i] counts the commits that carried transactions, by how many: at most
 	// PerCommitBuckets[i] and more than PerCommitBuckets[i-1]; the last element counts the rest.
 	PerCommit [len(PerCommitBuckets) + 1]atomic.Int64
+
+	mismatches mismatchCounts
 }
 
 // PerCommitBuckets are the upper bounds of Stats.PerCommit's buckets, in source transactions per
@@ -133,7 +140,8 @@ type Applier struct {
 	stats  Stats
 
 	// Read by the stall watchdog and for lag.
-	workSince      atomic.Int64 // unix nanos; 0 when holding no work
+	progressSince  atomic.Int64 // unix nanos of the last progress while holding work; 0 when holding none
+	txnSince       atomic.Int64 // unix nanos when the open target transaction began; 0 when none
 	oldestPending  atomic.Int64 // source commit time (unix s) of the oldest transaction not yet committed here; 0 when none
 	lastSource     atomic.Int64 // latest source commit time (unix s) among the events received; 0 before any
 	lastHeartbeat  atomic.Int64 // unix nanos when a heartbeat was last received; 0 before any
@@ -141,28 +149,38 @@ type Applier struct {
 	statementSince atomic.Int64
 
 	// Owned by Run.
-	conn     *sql.Conn
-	connID   int64
-	b        batch
-	txOpen   bool // a target transaction is open
-	inTxn    bool // a source transaction is open (split across fetches)
-	pos      string
-	txTime   int64
-	commits  int // source transactions in the open target transaction
-	rows     int
-	skipPos  string // position of skipped transactions not yet saved
-	skipTime int64
-	lastSave time.Time
-	group    rowGroup
-	fold     fold
-	maxBatch int
-	stopped  bool
+	conn      *sql.Conn
+	connID    int64
+	fkOff     bool // the session runs with foreign_key_checks=0
+	b         batch
+	txOpen    bool // a target transaction is open
+	inTxn     bool // a source transaction is open (split across fetches)
+	pos       string
+	committed string // the position the open target transaction started from
+	gtid      string // the GTID of the source transaction being applied
+	txTime    int64
+	commits   int // source transactions in the open target transaction
+	rows      int
+	skipPos   string // position of skipped transactions not yet saved
+	skipTime  int64
+	lastSave  time.Time
+	group     rowGroup
+	fold      fold
+	xid       string // the XID of the open target XA transaction, empty when none
+	xaSkip    bool   // the open XA transaction is already prepared on the target: skip its rows
+	maxBatch  int
+	// maxPacket is the largest round trip the target accepts: its max_allowed_packet, less room
+	// for the protocol's own bytes.
+	maxPacket int
+	stopped   bool
 }
 
 // rowGroup is a run of consecutive row changes of one kind on one table, not yet written.
 type rowGroup struct {
 	t     *table
 	kind  event.RowKind
+	fkOff bool   // the source wrote the rows with foreign_key_checks=0
+	gtid0 string // the source transaction of the group's first rows
 	rows  []event.Row
 	bytes int // binlog bytes of the rows events, bounded like a fold's
 }
@@ -184,39 +202,68 @@ func New(cfg Config) *Applier {
 	if cfg.OnDDL == "" {
 		cfg.OnDDL = OnDDLIgnore
 	}
-	return &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
+	if cfg.ExecMode == "" {
+		cfg.ExecMode = ExecModeStrict
+	}
+	a := &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
+	a.b.guard = cfg.ExecMode == ExecModeStrict
+	return a
 }
 
 // Stats returns the applier's counters.
 func (a *Applier) Stats() *Stats { return &a.stats }
 
-// Work reports since when the applier has held work without committing (zero when it holds none),
-// and the shape of the statement it is running with its start time.
-func (a *Applier) Work() (since time.Time, statement string, statementSince time.Time) {
-	if n := a.workSince.Load(); n != 0 {
-		since = time.Unix(0, n)
-	}
+// Work is what the applier is doing at one instant, for the stall watchdog. Zero times mean
+// "not at all".
+type Work struct {
+	// ProgressSince is when the applier, holding work, last made progress: took fetched items,
+	// completed a round trip or committed.
+	ProgressSince time.Time
+	// TxnSince is when the open target transaction began.
+	TxnSince time.Time
+	// Statement is the shape of the round trip in flight (kind and table, never values), and
+	// StatementSince when it was sent.
+	Statement      string
+	StatementSince time.Time
+}
+
+// Work reports what the applier is doing now. O(1): a few atomic loads.
+func (a *Applier) Work() Work {
+	w := Work{ProgressSince: unixNano(a.progressSince.Load()), TxnSince: unixNano(a.txnSince.Load()),
+		StatementSince: unixNano(a.statementSince.Load())}
 	if p := a.statement.Load(); p != nil {
-		statement = *p
+		w.Statement = *p
 	}
-	if n := a.statementSince.Load(); n != 0 {
-		statementSince = time.Unix(0, n)
+	return w
+}
+
+// unixNano is the time of n unix nanoseconds, the zero time for 0.
+func unixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
 	}
-	return since, statement, statementSince
+	return time.Unix(0, n)
+}
+
+// progressed moves the progress clock to now while the applier holds work.
+func (a *Applier) progressed() {
+	a.progressSince.Store(a.cfg.Now().UnixNano())
 }
 
 // Run applies events from relay until ctx ends or an error occurs. pos is the committed position
 // the stream started from. On return, any open target transaction has been rolled back: its
 // connection is killed over a separate connection so that its locks go at once.
 func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error) {
-	a.pos = pos
+	a.pos, a.committed = pos, pos
 	a.lastSave = a.cfg.Now()
 	a.txOpen, a.inTxn, a.commits, a.rows, a.skipPos = false, false, 0, 0, ""
+	a.xid, a.xaSkip = "", false
 	if err := a.connect(ctx); err != nil {
 		return err
 	}
 	defer func() {
-		a.workSince.Store(0)
+		a.progressSince.Store(0)
+		a.txnSince.Store(0)
 		a.statement.Store(nil)
 		a.statementSince.Store(0)
 		a.release(err)
@@ -233,9 +280,7 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 		}
 		if len(items) > 0 {
 			a.received(items, a.cfg.Now())
-			if a.workSince.Load() == 0 {
-				a.workSince.Store(a.cfg.Now().UnixNano())
-			}
+			a.progressed()
 			if err := a.apply(ctx, items); err != nil {
 				return err
 			}
@@ -260,12 +305,29 @@ func (a *Applier) connect(ctx context.Context) error {
 			return fmt.Errorf("set up target session (%s): %w", q, err)
 		}
 	}
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&a.connID); err != nil {
+	var maxPacket int
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&a.connID, &maxPacket); err != nil {
 		conn.Close()
 		return fmt.Errorf("read target connection id: %w", err)
 	}
+	a.maxPacket = maxPacket - packetOverhead
 	a.conn = conn
+	a.fkOff = false
 	return nil
+}
+
+// foreignKeys makes the session's foreign_key_checks what the statements that follow in the
+// batch need: off for rows the source wrote with the checks off, and for DDL.
+func (a *Applier) foreignKeys(off bool) {
+	if a.fkOff == off {
+		return
+	}
+	if off {
+		a.b.add("", "SET SESSION foreign_key_checks = 0")
+	} else {
+		a.b.add("", "SET SESSION foreign_key_checks = 1")
+	}
+	a.fkOff = off
 }
 
 // release ends the applier's connection. When a transaction may be open or a statement may still
@@ -296,7 +358,12 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 	for _, e := range items {
 		switch e.Type {
 		case event.Begin:
-			if err := a.openTx(); err != nil {
+			a.gtid = e.GTID
+			if e.XID != "" {
+				if err := a.xaStart(ctx, e); err != nil {
+					return err
+				}
+			} else if err := a.openTx(); err != nil {
 				return err
 			}
 			a.inTxn = true
@@ -304,6 +371,9 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 				a.oldestPending.Store(e.Timestamp)
 			}
 		case event.Rows:
+			if a.xaSkip {
+				continue // an XA transaction an earlier attempt prepared on the target
+			}
 			if !a.txOpen {
 				return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
 			}
@@ -317,6 +387,26 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 			a.inTxn = false
 			a.pos, a.txTime = e.Pos, e.Timestamp
 			a.commits++
+			if a.xid != "" {
+				if err := a.xaOnePhase(ctx); err != nil {
+					return err
+				}
+			}
+			if a.reachedStop(e.Pos) {
+				return a.commitAndStop(ctx)
+			}
+		case event.XAPrepare:
+			a.inTxn = false
+			if err := a.xaPrepare(ctx, e); err != nil {
+				return err
+			}
+			if a.reachedStop(e.Pos) {
+				return a.commitAndStop(ctx)
+			}
+		case event.XACommit, event.XARollback:
+			if err := a.xaEnd(ctx, e); err != nil {
+				return err
+			}
 			if a.reachedStop(e.Pos) {
 				return a.commitAndStop(ctx)
 			}
@@ -368,7 +458,11 @@ func (a *Applier) openTx() error {
 		return nil
 	}
 	a.b.add("", "BEGIN")
+	if a.b.guard {
+		a.b.add("", "SET "+mismatchVar+" = 0")
+	}
 	a.txOpen = true
+	a.txnSince.Store(a.cfg.Now().UnixNano())
 	return nil
 }
 
@@ -379,23 +473,23 @@ func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
 	}
 	a.rows += len(e.Rows)
 	if t.foldable {
-		if err := a.fold.add(t, e.Kind, e.Rows, e.Bytes()); err != nil {
+		if err := a.fold.add(t, e.Kind, e.Rows, e.Bytes(), a.gtid); err != nil {
 			return err
 		}
 		if a.fold.full() {
-			return a.fold.appendTo(&a.b)
+			return a.fold.appendTo(&a.b, a.cfg.ExecMode, a.gtid)
 		}
 		return nil
 	}
 	g := &a.group
-	if g.t == t && g.kind == e.Kind && e.Kind != event.Update {
+	if g.t == t && g.kind == e.Kind && e.Kind != event.Update && g.fkOff == e.NoForeignKeyChecks {
 		g.rows = append(g.rows, e.Rows...)
 		g.bytes += e.Bytes()
 	} else {
 		if err := a.flushGroup(); err != nil {
 			return err
 		}
-		g.t, g.kind, g.bytes = t, e.Kind, e.Bytes()
+		g.t, g.kind, g.fkOff, g.gtid0, g.bytes = t, e.Kind, e.NoForeignKeyChecks, a.gtid, e.Bytes()
 		g.rows = append(g.rows[:0], e.Rows...)
 	}
 	if e.Kind == event.Update || len(g.rows) >= 1000 || g.bytes >= maxFoldBytes {
@@ -409,7 +503,15 @@ func (a *Applier) flushPending() error {
 	if err := a.flushGroup(); err != nil {
 		return err
 	}
-	return a.fold.appendTo(&a.b)
+	return a.fold.appendTo(&a.b, a.cfg.ExecMode, a.gtid)
+}
+
+// gtidSpan names the source transactions from gtid0 to the current one.
+func (a *Applier) gtidSpan(gtid0 string) string {
+	if gtid0 == "" || gtid0 == a.gtid {
+		return a.gtid
+	}
+	return gtid0 + ".." + a.gtid
 }
 
 // flushGroup writes the pending row group into the batch.
@@ -419,106 +521,20 @@ func (a *Applier) flushGroup() error {
 		g.t = nil
 		return nil
 	}
+	a.foreignKeys(g.fkOff)
 	var err error
 	switch g.kind {
 	case event.Insert:
-		err = appendInsert(&a.b, g.t, g.rows)
+		err = appendInsertMode(&a.b, g.t, g.rows, a.cfg.ExecMode, a.gtidSpan(g.gtid0))
 	case event.Update:
-		err = appendUpdate(&a.b, g.t, g.rows)
+		err = appendUpdate(&a.b, g.t, g.rows, a.cfg.ExecMode, a.gtid)
 	case event.Delete:
-		err = appendDelete(&a.b, g.t, g.rows)
+		err = appendDelete(&a.b, g.t, g.rows, a.gtidSpan(g.gtid0))
 	}
 	clear(g.rows)
 	g.rows = g.rows[:0]
 	g.t = nil
 	return err
-}
-
-// flush sends the batch in one round trip.
-func (a *Applier) flush(ctx context.Context) error {
-	if a.b.n == 0 {
-		return nil
-	}
-	shape := a.b.shape()
-	a.statement.Store(&shape)
-	a.statementSince.Store(a.cfg.Now().UnixNano())
-	_, err := a.conn.ExecContext(ctx, string(a.b.buf))
-	a.statementSince.Store(0)
-	a.statement.Store(nil)
-	a.b.reset()
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if workflow.IsFenceViolation(err) {
-			return &workflow.FenceError{Err: err}
-		}
-		return fmt.Errorf("apply %s: %w", shape, err)
-	}
-	return nil
-}
-
-// commit writes the position and commits the open target transaction, if any.
-func (a *Applier) commit(ctx context.Context) error {
-	if !a.txOpen {
-		return nil
-	}
-	if err := a.flushPending(); err != nil {
-		return err
-	}
-	now := a.cfg.Now()
-	a.b.add("", a.positionSQL(now))
-	if a.cfg.BeforeCommit != nil {
-		if err := a.flush(ctx); err != nil {
-			return err
-		}
-		if err := a.cfg.BeforeCommit(); err != nil {
-			return fmt.Errorf("before commit: %w", err)
-		}
-	}
-	a.b.add("", "COMMIT")
-	if err := a.flush(ctx); err != nil {
-		return err
-	}
-	a.txOpen = false
-	a.lastSave = now
-	a.skipPos = ""
-	a.stats.Saves.Add(1)
-	if a.commits > 0 {
-		a.stats.Commits.Add(1)
-		a.stats.Transactions.Add(int64(a.commits))
-		a.stats.LastCommitted.Store(a.txTime)
-		a.stats.observePerCommit(a.commits)
-	}
-	a.stats.Rows.Add(int64(a.rows))
-	a.commits, a.rows = 0, 0
-	a.workSince.Store(0)
-	if !a.inTxn {
-		a.oldestPending.Store(0)
-	}
-	return nil
-}
-
-func (a *Applier) reachedStop(pos string) bool {
-	return a.cfg.StopAt != nil && a.cfg.StopAt(pos)
-}
-
-// commitAndStop commits everything up to the stop position and records the stop.
-func (a *Applier) commitAndStop(ctx context.Context) error {
-	if a.skipPos != "" && !a.txOpen {
-		a.pos, a.txTime = a.skipPos, a.skipTime
-		if err := a.openTx(); err != nil {
-			return err
-		}
-	}
-	if err := a.commit(ctx); err != nil {
-		return err
-	}
-	if err := a.setState(ctx, workflow.StateStopped, "Stopped at position "+a.pos); err != nil {
-		return err
-	}
-	a.stopped = true
-	return nil
 }
 
 // idle does the work due when the relay log is quiet: save the position of skipped
@@ -527,7 +543,7 @@ func (a *Applier) idle(ctx context.Context) error {
 	if a.txOpen {
 		return nil
 	}
-	a.workSince.Store(0)
+	a.progressSince.Store(0)
 	now := a.cfg.Now()
 	if a.skipPos != "" && now.Sub(a.lastSave) >= skipSaveInterval {
 		a.pos, a.txTime = a.skipPos, a.skipTime
@@ -553,167 +569,4 @@ func (a *Applier) idle(ctx context.Context) error {
 		})
 	}
 	return nil
-}
-
-// ddl handles a schema change by the OnDDL policy. The target transaction is committed.
-func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
-	a.pos, a.txTime = e.Pos, e.Timestamp
-	switch a.cfg.OnDDL {
-	case OnDDLStop:
-		if err := a.savePos(ctx); err != nil {
-			return err
-		}
-		if err := a.setState(ctx, workflow.StateStopped, "Stopped at DDL "+e.Query); err != nil {
-			return err
-		}
-		a.stopped = true
-		return ErrStoppedAtDDL
-	case OnDDLExec, OnDDLExecIgnore:
-		// DDL commits by itself, outside the fenced position write. The statement before it in
-		// the same multi-statement marks the DDL started, fenced: a process that lost the
-		// workflow fails there and never reaches the DDL, and the DDL's implicit commit makes
-		// the mark durable before the DDL runs.
-		a.b.add("", a.ddlMarkSQL(e.Pos))
-		// The DDL is pending until its position is saved: lag counts from it meanwhile.
-		if a.oldestPending.Load() == 0 {
-			a.oldestPending.Store(e.Timestamp)
-		}
-		// Run in the target database, with the names that qualify the source database pointed at
-		// the target database too.
-		a.b.add("", "USE "+sqlq.Ident(a.cfg.TargetDB))
-		a.b.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(a.cfg.TargetDB)))
-		err := a.flush(ctx)
-		var fe *workflow.FenceError
-		maybeRan := e.Pos == a.cfg.DDLStarted
-		switch {
-		case err == nil && maybeRan:
-			a.cfg.Logger.Warn("DDL marked started by an attempt that ended before recording it ran again; "+
-				"it had not run then, or it is one that can run twice (an unnamed index, a rename cycle): check the target's schema",
-				"query", e.Query, "pos", e.Pos)
-		case err == nil:
-		case errors.As(err, &fe) || ctx.Err() != nil:
-			return err
-		case maybeRan && alreadyApplied(err):
-			// An earlier attempt ran this DDL and ended before recording its position.
-			a.cfg.Logger.Warn("DDL already executed by an attempt that ended before recording it; not running it again",
-				"query", e.Query, "pos", e.Pos, "error", err)
-		case a.cfg.OnDDL == OnDDLExec:
-			// The server refused the DDL, so it did not run: drop the mark, so that a retry does
-			// not take the same refusal for a sign that it ran. Without the server's answer (a
-			// lost connection) it may have run, and the mark stays.
-			var me *mysql.MySQLError
-			if errors.As(err, &me) {
-				if a.cfg.DDLRefused != nil {
-					a.cfg.DDLRefused(e.Pos)
-				}
-				if _, cerr := a.conn.ExecContext(ctx, a.ddlMarkSQL("")); cerr != nil {
-					a.cfg.Logger.Warn("could not clear the mark of a failed DDL", "error", cerr)
-				}
-			}
-			return err
-		default:
-			a.cfg.Logger.Warn("DDL failed on the target, ignored by --on-ddl=exec_ignore", "query", e.Query, "error", err)
-		}
-		a.tables.reset()
-		if a.cfg.AfterDDL != nil {
-			if err := a.cfg.AfterDDL(); err != nil {
-				return fmt.Errorf("after DDL: %w", err)
-			}
-		}
-	}
-	return a.savePos(ctx)
-}
-
-// ddlMarkSQL marks the DDL ending at pos as started, or clears the mark (pos ""), fenced by the
-// lease when there is one.
-func (a *Applier) ddlMarkSQL(pos string) string {
-	if a.cfg.Lease != nil {
-		return a.cfg.Lease.DDLMarkSQL(pos)
-	}
-	return a.cfg.Store.DDLMarkSQL(a.cfg.ID, pos, 0)
-}
-
-// alreadyApplied reports whether err is what a DDL fails with when it already ran: what it
-// creates exists, or what it drops or renames is gone.
-func alreadyApplied(err error) bool {
-	var me *mysql.MySQLError
-	if !errors.As(err, &me) {
-		return false
-	}
-	switch me.Number {
-	case 1007, // database exists
-		1008, // database doesn't exist (DROP DATABASE)
-		1050, // table exists
-		1051, // unknown table (DROP TABLE)
-		1054, // unknown column (CHANGE or RENAME COLUMN)
-		1060, // duplicate column name
-		1061, // duplicate key name
-		1091, // can't drop: check that it exists
-		1146, // table doesn't exist (RENAME TABLE, ALTER of a renamed table)
-		1826: // duplicate foreign key constraint name
-		return true
-	}
-	return false
-}
-
-// savePos records a.pos in a transaction of its own.
-func (a *Applier) savePos(ctx context.Context) error {
-	if err := a.openTx(); err != nil {
-		return err
-	}
-	return a.commit(ctx)
-}
-
-// IsTerminal reports whether err is a target error that retrying cannot fix.
-func IsTerminal(err error) bool {
-	if errors.Is(err, workflow.ErrFenced) {
-		return false
-	}
-	if errors.Is(err, ErrSchemaDrift) || errors.Is(err, ErrUnsupportedValue) {
-		return true
-	}
-	var me *mysql.MySQLError
-	if !errors.As(err, &me) {
-		return false
-	}
-	switch me.Number {
-	case 1062, // duplicate entry
-		1146, // table doesn't exist
-		1054, // unknown column
-		1406, // data too long
-		1064, // syntax error
-		1136, // column count doesn't match
-		1366, // incorrect value
-		1264, // out of range
-		1048, // column cannot be null
-		1452: // foreign key constraint fails
-		return true
-	}
-	return false
-}
-
-// ddlShape describes a DDL statement for a stall message: its first words, never a whole
-// statement that could carry values.
-func ddlShape(q string) string {
-	f := strings.Fields(q)
-	if len(f) > 4 {
-		f = f[:4]
-	}
-	return strings.Join(f, " ")
-}
-
-// positionSQL is the statement that records a.pos, fenced by the lease when there is one.
-func (a *Applier) positionSQL(now time.Time) string {
-	if a.cfg.Lease != nil {
-		return a.cfg.Lease.PositionSQL(a.pos, now.Unix(), a.txTime)
-	}
-	return a.cfg.Store.PositionSQL(a.cfg.ID, a.pos, now.Unix(), a.txTime)
-}
-
-// setState records a state change, fenced by the lease when there is one.
-func (a *Applier) setState(ctx context.Context, state, msg string) error {
-	if a.cfg.Lease != nil {
-		return a.cfg.Lease.SetState(ctx, state, msg)
-	}
-	return a.cfg.Store.SetState(ctx, a.cfg.ID, state, msg)
 }

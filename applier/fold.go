@@ -31,6 +31,7 @@ type fold struct {
 	byT    map[*table]*foldTable
 	rows   int
 	bytes  int
+	gtid0  string // the first source transaction the fold holds
 }
 
 type foldTable struct {
@@ -86,7 +87,10 @@ func (ft *foldTable) set(key string, r foldRow, created bool) {
 }
 
 // add folds the rows of one rows event of a foldable table, size its binlog bytes.
-func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int) error {
+func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int, gtid string) error {
+	if f.rows == 0 && f.bytes == 0 {
+		f.gtid0 = gtid
+	}
 	f.bytes += size
 	ft := f.table(t)
 	for _, r := range rows {
@@ -125,12 +129,19 @@ func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int) err
 // full reports whether the fold holds enough to be written out now.
 func (f *fold) full() bool { return f.rows >= maxFoldRows || f.bytes >= maxFoldBytes }
 
-// appendTo writes the fold's statements into b and empties it: per table, the deletions first,
-// then the keys it created (plain INSERT), then the keys that existed (upsert). A key is in one
-// of the three at most; a key both created and deleted by the fold nets to nothing.
-func (f *fold) appendTo(b *batch) error {
+// appendTo writes the fold's statements into b and empties it. Per table: the deletions of keys
+// that existed first, each of which must find its row; then, for the keys that existed and end
+// with an image, a probe that must find every row and an upsert of the images; then the keys the
+// fold created, by plain INSERT (a key that exists fails it with a duplicate-key error) or, in
+// idempotent mode, by a probe that counts the keys that exist and an upsert. A key is in one of
+// the three at most; a key both created and deleted by the fold nets to nothing. gtid names the
+// source transactions the fold holds.
+func (f *fold) appendTo(b *batch, mode, gtid string) error {
+	if f.gtid0 != "" && f.gtid0 != gtid {
+		gtid = f.gtid0 + ".." + gtid
+	}
 	for _, ft := range f.tables {
-		var dels []string
+		var dels, upKeys, insKeys []string
 		var inserts, ups []event.Row
 		for _, k := range ft.order {
 			r := ft.rows[k]
@@ -140,33 +151,47 @@ func (f *fold) appendTo(b *batch) error {
 			case r.deleted:
 			case r.created:
 				inserts = append(inserts, event.Row{After: r.after})
+				insKeys = append(insKeys, k)
 			default:
 				ups = append(ups, event.Row{After: r.after})
+				upKeys = append(upKeys, k)
 			}
 		}
 		for len(dels) > 0 {
 			n := min(len(dels), foldChunk)
 			appendDeleteKeys(b, ft.t, dels[:n])
+			b.expect(check{want: int64(n), kind: DeleteMissing, t: ft.t, keys: dels[:n:n], gtid: gtid})
 			dels = dels[n:]
-		}
-		for len(inserts) > 0 {
-			n := min(len(inserts), foldChunk)
-			if err := appendInsert(b, ft.t, inserts[:n]); err != nil {
-				return err
-			}
-			inserts = inserts[n:]
 		}
 		for len(ups) > 0 {
 			n := min(len(ups), foldChunk)
+			appendTouch(b, ft.t, upKeys[:n])
+			b.expect(check{want: int64(n), kind: UpdateMissing, t: ft.t, keys: upKeys[:n:n], gtid: gtid})
 			if err := appendUpsert(b, ft.t, ups[:n]); err != nil {
 				return err
 			}
-			ups = ups[n:]
+			ups, upKeys = ups[n:], upKeys[n:]
+		}
+		for len(inserts) > 0 {
+			n := min(len(inserts), foldChunk)
+			var err error
+			if mode == ExecModeIdempotent {
+				appendTouch(b, ft.t, insKeys[:n])
+				b.expect(check{want: 0, kind: InsertExists, t: ft.t, keys: insKeys[:n:n], gtid: gtid})
+				err = appendUpsert(b, ft.t, inserts[:n])
+			} else {
+				err = appendInsert(b, ft.t, inserts[:n])
+			}
+			if err != nil {
+				return err
+			}
+			inserts, insKeys = inserts[n:], insKeys[n:]
 		}
 	}
 	clear(f.byT)
 	f.tables = f.tables[:0]
 	f.rows, f.bytes = 0, 0
+	f.gtid0 = ""
 	return nil
 }
 

@@ -31,44 +31,45 @@ func TestFold(t *testing.T) {
 		{
 			name: "insert then update",
 			add: func(f *fold) error {
-				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "a")}}, 1); err != nil {
+				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "a")}}, 1, ""); err != nil {
 					return err
 				}
-				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}}, 1)
+				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}}, 1, "")
 			},
 			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'b')",
 		},
 		{
 			name: "update in place",
 			add: func(f *fold) error {
-				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}}, 1)
+				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}}, 1, "")
 			},
-			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'b') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+			want: "UPDATE `s`.`t` SET `id`=`id` WHERE `id` IN (1);" +
+				"INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'b') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
 		},
 		{
 			name: "key change",
 			add: func(f *fold) error {
-				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(2, "a")}}, 1)
+				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(2, "a")}}, 1, "")
 			},
 			want: "DELETE FROM `s`.`t` WHERE `id` IN (1);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (2,1,'a')",
 		},
 		{
 			name: "insert then delete",
 			add: func(f *fold) error {
-				if err := f.add(tbl, event.Insert, []event.Row{{After: row(3, "x")}}, 1); err != nil {
+				if err := f.add(tbl, event.Insert, []event.Row{{After: row(3, "x")}}, 1, ""); err != nil {
 					return err
 				}
-				return f.add(tbl, event.Delete, []event.Row{{Before: row(3, "x")}}, 1)
+				return f.add(tbl, event.Delete, []event.Row{{Before: row(3, "x")}}, 1, "")
 			},
 			want: "",
 		},
 		{
 			name: "delete then reinsert, and a swap of keys",
 			add: func(f *fold) error {
-				if err := f.add(tbl, event.Delete, []event.Row{{Before: row(1, "a")}}, 1); err != nil {
+				if err := f.add(tbl, event.Delete, []event.Row{{Before: row(1, "a")}}, 1, ""); err != nil {
 					return err
 				}
-				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "z")}}, 1); err != nil {
+				if err := f.add(tbl, event.Insert, []event.Row{{After: row(1, "z")}}, 1, ""); err != nil {
 					return err
 				}
 				// Rows 5 and 6 swap keys through a temporary key 7, as a source must do it.
@@ -76,21 +77,22 @@ func TestFold(t *testing.T) {
 					{Before: row(5, "five"), After: row(7, "five")},
 					{Before: row(6, "six"), After: row(5, "six")},
 					{Before: row(7, "five"), After: row(6, "five")},
-				}, 1)
+				}, 1, "")
 			},
 			// 7 was created and deleted again: nothing.
-			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'z'),(5,1,'six'),(6,1,'five') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+			want: "UPDATE `s`.`t` SET `id`=`id` WHERE `id` IN (1,5,6);" +
+				"INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'z'),(5,1,'six'),(6,1,'five') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
 		},
 		{
 			name: "delete, an update moving a key onto a new one, an insert",
 			add: func(f *fold) error {
-				if err := f.add(tbl, event.Delete, []event.Row{{Before: row(8, "a")}}, 1); err != nil {
+				if err := f.add(tbl, event.Delete, []event.Row{{Before: row(8, "a")}}, 1, ""); err != nil {
 					return err
 				}
-				if err := f.add(tbl, event.Update, []event.Row{{Before: row(2, "b"), After: row(9, "b")}}, 1); err != nil {
+				if err := f.add(tbl, event.Update, []event.Row{{Before: row(2, "b"), After: row(9, "b")}}, 1, ""); err != nil {
 					return err
 				}
-				return f.add(tbl, event.Insert, []event.Row{{After: row(3, "c")}}, 1)
+				return f.add(tbl, event.Insert, []event.Row{{After: row(3, "c")}}, 1, "")
 			},
 			want: "DELETE FROM `s`.`t` WHERE `id` IN (8,2);INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (9,1,'b'),(3,1,'c')",
 		},
@@ -102,7 +104,7 @@ func TestFold(t *testing.T) {
 				t.Fatal(err)
 			}
 			var b batch
-			if err := f.appendTo(&b); err != nil {
+			if err := f.appendTo(&b, ExecModeStrict, ""); err != nil {
 				t.Fatal(err)
 			}
 			if got := string(b.buf); got != tt.want {
@@ -120,12 +122,12 @@ func TestFold_chunks(t *testing.T) {
 	tbl := foldTestTable()
 	var f fold
 	for i := 0; i < 2*foldChunk+1; i++ {
-		if err := f.add(tbl, event.Insert, []event.Row{{After: row(int32(i), "v")}}, 1); err != nil {
+		if err := f.add(tbl, event.Insert, []event.Row{{After: row(int32(i), "v")}}, 1, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var b batch
-	if err := f.appendTo(&b); err != nil {
+	if err := f.appendTo(&b, ExecModeStrict, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := b.n, 3; got != want {

@@ -10,7 +10,10 @@ import (
 type batch struct {
 	buf    []byte
 	n      int      // statements
+	starts []int    // offset in buf where each statement starts
 	shapes []string // distinct shapes, first few
+	checks []check  // what checked statements must affect, in statement order
+	guard  bool     // strict --exec-mode: each check is followed by its record in mismatchVar
 }
 
 const maxShapes = 3
@@ -18,7 +21,41 @@ const maxShapes = 3
 func (b *batch) reset() {
 	b.buf = b.buf[:0]
 	b.n = 0
+	b.starts = b.starts[:0]
 	b.shapes = b.shapes[:0]
+	clear(b.checks)
+	b.checks = b.checks[:0]
+}
+
+// end returns the offset in buf where statement i ends.
+func (b *batch) end(i int) int {
+	if i+1 < b.n {
+		return b.starts[i+1]
+	}
+	return len(b.buf)
+}
+
+// shapeOf describes statement i for a message: the shape of the batch when it has one.
+func (b *batch) shapeOf(i int) string {
+	s := b.shape()
+	if s == "" || s == "COMMIT" {
+		q := string(b.buf[b.starts[i]:b.end(i)])
+		return ddlShape(q)
+	}
+	return s
+}
+
+// checksIn returns the checks of statements [first, last).
+func (b *batch) checksIn(first, last int) []check {
+	lo := 0
+	for lo < len(b.checks) && b.checks[lo].stmt < first {
+		lo++
+	}
+	hi := lo
+	for hi < len(b.checks) && b.checks[hi].stmt < last {
+		hi++
+	}
+	return b.checks[lo:hi]
 }
 
 // begin starts a statement of the given shape and returns the buffer to append it to.
@@ -26,6 +63,7 @@ func (b *batch) begin(shape string) {
 	if b.n > 0 {
 		b.buf = append(b.buf, ';')
 	}
+	b.starts = append(b.starts, len(b.buf))
 	b.n++
 	if shape == "" {
 		return
@@ -83,6 +121,22 @@ func (b *batch) strict() {
 // appendInsert appends one multi-row INSERT for rows of t.
 func appendInsert(b *batch, t *table, rows []event.Row) error {
 	return appendInsertTail(b, t, rows, t.insertShape, nil)
+}
+
+// appendInsertMode appends the inserts of rows of t as --exec-mode wants them: in strict mode a
+// plain INSERT (a key that exists fails it with a duplicate-key error); in idempotent mode, for
+// a table with a key, a probe that counts the keys that already exist and an upsert that writes
+// the rows' images over them.
+func appendInsertMode(b *batch, t *table, rows []event.Row, mode, gtid string) error {
+	if mode != ExecModeIdempotent || t.keyKind == keyAll {
+		return appendInsert(b, t, rows)
+	}
+	c := check{want: 0, kind: InsertExists, t: t, rows: append([]event.Row(nil), rows...), gtid: gtid}
+	keys := c.keyLiterals()
+	appendTouch(b, t, keys)
+	c.keys = keys
+	b.expect(c)
+	return appendUpsert(b, t, rows)
 }
 
 // appendInsertTail appends one multi-row INSERT for rows of t followed by tail (an ON DUPLICATE
@@ -148,17 +202,19 @@ func appendWhere(buf []byte, t *table, vals []any) ([]byte, error) {
 }
 
 // appendUpdate appends one UPDATE per row: every writable column set from the after image, the
-// row found by the before image's key (so updates that change the key work).
-func appendUpdate(b *batch, t *table, rows []event.Row) error {
+// row found by the before image's key (so updates that change the key work). Each must match
+// one row; in idempotent mode, one that matches none is followed by the insert of its after
+// image.
+func appendUpdate(b *batch, t *table, rows []event.Row, mode, gtid string) error {
 	for _, r := range rows {
-		if err := appendUpdateRow(b, t, r); err != nil {
+		if err := appendUpdateRow(b, t, r, mode, gtid); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func appendUpdateRow(b *batch, t *table, r event.Row) error {
+func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 	if b.lenient(t, r) {
 		defer b.strict()
 	}
@@ -178,14 +234,30 @@ func appendUpdateRow(b *batch, t *table, r event.Row) error {
 		}
 	}
 	var err error
-	b.buf, err = appendWhere(b.buf, t, r.Before)
-	return err
+	if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
+		return err
+	}
+	b.expect(check{want: 1, kind: UpdateMissing, t: t, rows: []event.Row{r}, before: true, gtid: gtid})
+	if mode != ExecModeIdempotent {
+		return nil
+	}
+	// ROW_COUNT() is the rows the UPDATE matched: the after image goes in only when it was none.
+	b.begin(t.insertShape)
+	b.buf = append(b.buf, t.insertHead[:len(t.insertHead)-len("VALUES ")]...)
+	b.buf = append(b.buf, "SELECT "...)
+	tuple, err := appendTuple(nil, t, t.writable, r.After)
+	if err != nil {
+		return err
+	}
+	b.buf = append(b.buf, tuple[1:len(tuple)-1]...)
+	b.buf = append(b.buf, " FROM DUAL WHERE ROW_COUNT() = 0"...)
+	return nil
 }
 
 // appendDelete appends the deletes of rows: one DELETE ... WHERE key IN (...) when rows are
 // identified by a key (deleting a set of distinct keys is the same as deleting them one by one),
 // else one DELETE ... LIMIT 1 per row.
-func appendDelete(b *batch, t *table, rows []event.Row) error {
+func appendDelete(b *batch, t *table, rows []event.Row, gtid string) error {
 	if t.keyKind == keyAll || len(rows) == 1 {
 		for _, r := range rows {
 			b.begin(t.deleteShape)
@@ -195,6 +267,7 @@ func appendDelete(b *batch, t *table, rows []event.Row) error {
 			if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
 				return err
 			}
+			b.expect(check{want: 1, kind: DeleteMissing, t: t, rows: []event.Row{r}, before: true, gtid: gtid})
 		}
 		return nil
 	}
@@ -230,6 +303,7 @@ func appendDelete(b *batch, t *table, rows []event.Row) error {
 		}
 	}
 	b.buf = append(b.buf, ')')
+	b.expect(check{want: int64(len(rows)), kind: DeleteMissing, t: t, rows: append([]event.Row(nil), rows...), before: true, gtid: gtid})
 	return nil
 }
 

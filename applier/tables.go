@@ -43,8 +43,8 @@ type table struct {
 	cols         []column
 	key          []int // column indexes identifying a row
 	keyKind      keyKind
-	foldable     bool   // primary key and no other unique key: changes fold per key (see fold)
-	upsertTail   []byte // " ON DUPLICATE KEY UPDATE ...", for a primary-keyed table
+	foldable     bool   // primary key, no other unique key, no foreign key or trigger: changes fold per key (see fold)
+	upsertTail   []byte // " ON DUPLICATE KEY UPDATE ...", for a table with a key
 	upsertShape  string
 	keyTuple     []byte // the key columns as they precede IN
 	keyName      string // the index identifying rows, empty for keyAll
@@ -89,6 +89,16 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	if err := t.loadKey(ctx, db, notNull); err != nil {
 		return nil, err
 	}
+	if t.foldable {
+		// Folding reorders a table's changes and turns updates into upserts: a foreign key (the
+		// table's or one that references it) or a trigger could observe that, so such tables
+		// keep their changes as the source wrote them.
+		related, err := relatedTo(ctx, db, schema, name)
+		if err != nil {
+			return nil, err
+		}
+		t.foldable = !related
+	}
 	for i, c := range t.cols {
 		if !c.generated {
 			t.writable = append(t.writable, i)
@@ -104,7 +114,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	}
 	t.insertHead = append(head, ") VALUES "...)
 	t.insertShape = "INSERT " + t.quoted
-	if t.keyKind == keyPrimary {
+	if t.keyKind != keyAll {
 		t.upsertTail = upsertTail(t)
 		t.upsertShape = "INSERT ... ON DUPLICATE KEY UPDATE " + t.quoted
 		t.keyTuple = keyTupleOf(t)
@@ -112,6 +122,20 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	t.updateShape = "UPDATE " + t.quoted
 	t.deleteShape = "DELETE " + t.quoted
 	return t, nil
+}
+
+// relatedTo reports whether schema.name has a foreign key, is referenced by one, or has a trigger.
+func relatedTo(ctx context.Context, db *sql.DB, schema, name string) (bool, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT
+ (SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS
+  WHERE (CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?) OR (UNIQUE_CONSTRAINT_SCHEMA = ? AND REFERENCED_TABLE_NAME = ?))
+ + (SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?)`,
+		schema, name, schema, name, schema, name).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("read foreign keys and triggers of %s.%s: %w", schema, name, err)
+	}
+	return n > 0, nil
 }
 
 func (t *table) loadKey(ctx context.Context, db *sql.DB, notNull map[string]bool) error {

@@ -268,16 +268,18 @@ func TestStatements(t *testing.T) {
 				"SET SESSION sql_mode='" + sqlModeStrict + "'",
 		},
 		{
-			name:  "update by primary key, changing it",
-			kind:  keyPrimary,
-			build: func(b *batch, t *table) error { return appendUpdate(b, t, []event.Row{{Before: before, After: after}}) },
-			want:  "UPDATE `s`.`t` SET `id`=2,`e`=1,`v`='b' WHERE `id`=1",
+			name: "update by primary key, changing it",
+			kind: keyPrimary,
+			build: func(b *batch, t *table) error {
+				return appendUpdate(b, t, []event.Row{{Before: before, After: after}}, ExecModeStrict, "")
+			},
+			want: "UPDATE `s`.`t` SET `id`=2,`e`=1,`v`='b' WHERE `id`=1",
 		},
 		{
 			name: "update to ENUM's error value",
 			kind: keyPrimary,
 			build: func(b *batch, t *table) error {
-				return appendUpdate(b, t, []event.Row{{Before: before, After: enumZero}, {Before: enumZero, After: after}})
+				return appendUpdate(b, t, []event.Row{{Before: before, After: enumZero}, {Before: enumZero, After: after}}, ExecModeStrict, "")
 			},
 			want: "SET SESSION sql_mode='" + sqlModeLenient + "';UPDATE `s`.`t` SET `id`=3,`e`=0,`v`=NULL WHERE `id`=1;" +
 				"SET SESSION sql_mode='" + sqlModeStrict + "';UPDATE `s`.`t` SET `id`=2,`e`=1,`v`='b' WHERE `id`=3",
@@ -286,7 +288,7 @@ func TestStatements(t *testing.T) {
 			name: "update without a key: every column, exactly, one row",
 			kind: keyAll,
 			build: func(b *batch, t *table) error {
-				return appendUpdate(b, t, []event.Row{{Before: enumZero, After: after}})
+				return appendUpdate(b, t, []event.Row{{Before: enumZero, After: after}}, ExecModeStrict, "")
 			},
 			want: "UPDATE `s`.`t` SET `id`=2,`e`=1,`v`='b' WHERE `id`=3 AND `e`=0 AND `v` IS NULL LIMIT 1",
 		},
@@ -294,7 +296,7 @@ func TestStatements(t *testing.T) {
 			name: "delete by key: one statement",
 			kind: keyUnique,
 			build: func(b *batch, t *table) error {
-				return appendDelete(b, t, []event.Row{{Before: before}, {Before: after}})
+				return appendDelete(b, t, []event.Row{{Before: before}, {Before: after}}, "")
 			},
 			want: "DELETE FROM `s`.`t` WHERE `id` IN (1,2)",
 		},
@@ -302,7 +304,7 @@ func TestStatements(t *testing.T) {
 			name: "delete without a key: one row at a time",
 			kind: keyAll,
 			build: func(b *batch, t *table) error {
-				return appendDelete(b, t, []event.Row{{Before: before}, {Before: before}})
+				return appendDelete(b, t, []event.Row{{Before: before}, {Before: before}}, "")
 			},
 			want: "DELETE FROM `s`.`t` WHERE `id`=1 AND `e`=2 AND `v`='a' AND CAST(`v` AS BINARY)='a' LIMIT 1;" +
 				"DELETE FROM `s`.`t` WHERE `id`=1 AND `e`=2 AND `v`='a' AND CAST(`v` AS BINARY)='a' LIMIT 1",

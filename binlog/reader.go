@@ -138,6 +138,11 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		if err != nil {
 			return err
 		}
+		if t.movedToGTID {
+			t.movedToGTID = false
+			r.cfg.Logger.Info("the source now logs GTIDs: the workflow's position moves from file:pos to its GTID position at the next commit",
+				"from", start.String(), "gtid", t.gtid)
+		}
 		for _, e := range out {
 			if err := sink.Put(rctx, e); err != nil {
 				if cause := context.Cause(rctx); ctx.Err() == nil && cause != nil {
@@ -158,10 +163,17 @@ type translator struct {
 	mariaDomains map[uint32]mysql.MariadbGTID
 	tables       map[uint64]*event.Table // nil value: a table that is not replicated
 	inTxn        bool
-	begun        bool // a Begin event was emitted for the open transaction
-	standalone   bool // the next query is a standalone MariaDB event group (DDL)
+	begun        bool   // a Begin event was emitted for the open transaction
+	gtid         string // the open transaction's GTID, empty when it has none
+	standalone   bool   // the next query is a standalone MariaDB event group (DDL)
 	skip         executedSkip
-	out          []*event.Event
+	// movedToGTID says that a file:pos start position has become a MariaDB GTID position, at the
+	// source's first GTID, since the caller last looked.
+	movedToGTID bool
+	// fileGTIDs is, for a file:pos stream, the GTID state of the source since the start of the
+	// current binlog file (its Gtid_list event and the GTIDs since); nil until a Gtid_list.
+	fileGTIDs map[uint32]mysql.MariadbGTID
+	out       []*event.Event
 }
 
 func newTranslator(start Position, f *Filter) *translator {
@@ -199,16 +211,46 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			t.pos.Offset = uint32(e.Position)
 		}
 		return nil, nil
+	case *replication.MariadbGTIDListEvent:
+		// The source's GTID state where this binlog file starts: with the GTIDs that follow, the
+		// GTID position of a file:pos stream.
+		if t.pos.Flavor == FlavorFilePos {
+			t.fileGTIDs = map[uint32]mysql.MariadbGTID{}
+			for _, g := range e.GTIDs {
+				if cur, ok := t.fileGTIDs[g.DomainID]; !ok || g.SequenceNumber > cur.SequenceNumber {
+					t.fileGTIDs[g.DomainID] = g
+				}
+			}
+		}
+		return nil, nil
 	case *replication.HeartbeatEvent:
 		t.emit(&event.Event{Type: event.Heartbeat, Size: int(h.EventSize)})
 	case *replication.MariadbGTIDEvent:
+		if t.pos.Flavor == FlavorFilePos && t.fileGTIDs != nil {
+			// A file:pos workflow (created while the source had no GTID yet, say) whose binlog
+			// file said its GTID state: from the first GTID on, the position is the GTID one, so
+			// that it survives a failover by GTID.
+			t.pos = Position{Flavor: FlavorMariaDB}
+			t.mariaDomains = t.fileGTIDs
+			t.movedToGTID = true
+		}
 		if t.mariaDomains != nil {
 			t.mariaDomains[e.GTID.DomainID] = e.GTID
 		}
+		t.gtid = e.GTID.String()
 		if e.IsStandalone() {
 			t.standalone = true
 		} else {
 			t.startTxn()
+		}
+		if e.Flags&mariaFlagPreparedXA != 0 {
+			// MariaDB logs no XA START: the event group's GTID event carries the XID.
+			xid, err := mariaXID(ev.RawData)
+			if err != nil {
+				return nil, fmt.Errorf("decode the XID of XA transaction %s: %w", t.gtid, err)
+			}
+			t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, XID: xid, Size: 1})
+			t.begun = true
 		}
 	case *replication.GTIDEvent:
 		// MySQL: a BEGIN query event follows for transactions, nothing for DDL. The GTID is
@@ -222,6 +264,7 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			if err := t.pos.GTID.Update(next.String()); err != nil {
 				return nil, fmt.Errorf("add GTID %s to %s: %w", next, t.pos, err)
 			}
+			t.gtid = next.String()
 		}
 	case *replication.QueryEvent:
 		return t.query(ev, e)
@@ -243,6 +286,11 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 		return t.out, nil
 	case *replication.XIDEvent:
 		t.commit(h)
+	case *replication.GenericEvent:
+		if h.EventType == replication.XA_PREPARE_LOG_EVENT && t.inTxn {
+			t.xaPrepare(h)
+			return t.out, nil
+		}
 	case *replication.TableMapEvent:
 		schema, name := string(e.Schema), string(e.Table)
 		if !t.filter.Match(schema, name) {
@@ -259,7 +307,7 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			return nil, fmt.Errorf("rows event for %s.%s outside a transaction at %s", tbl.Schema, tbl.Name, t.pos)
 		}
 		if !t.begun {
-			t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), Size: 1})
+			t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, Size: 1})
 			t.begun = true
 		}
 		t.emit(rowsOf(h, e, tbl))
@@ -280,6 +328,11 @@ func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEven
 		t.advanceFilePos(h)
 		t.commit(h)
 		return t.out, nil
+	}
+	if verb, xid, ok := xaStatement(q); ok {
+		return t.xa(h, verb, xid)
+	}
+	switch {
 	case t.inTxn && !t.standalone:
 		// SAVEPOINT and the like inside a row-based transaction carry no data.
 		t.advanceFilePos(h)
@@ -318,6 +371,113 @@ func (t *translator) changesReplicated(q, schema string) bool {
 
 func (t *translator) startTxn() {
 	t.inTxn, t.begun = true, false
+}
+
+// xa handles an XA statement of the binlog. XA START opens an XA transaction: its Begin carries
+// the XID, and is emitted at once, so that the target prepares it even when it changes no
+// replicated table and its XA COMMIT always finds it. XA END carries nothing. XA COMMIT and XA
+// ROLLBACK of a prepared transaction are event groups of their own; XA COMMIT ... ONE PHASE
+// (MySQL) commits the open XA transaction like COMMIT.
+func (t *translator) xa(h *replication.EventHeader, verb, xid string) ([]*event.Event, error) {
+	t.advanceFilePos(h)
+	switch verb {
+	case "START":
+		if !t.inTxn {
+			t.startTxn()
+		}
+		t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, XID: xid, Size: 1})
+		t.begun = true
+	case "END":
+	case "COMMIT ONE PHASE":
+		t.commit(h)
+	case "COMMIT", "ROLLBACK":
+		if t.inTxn && t.begun {
+			return nil, fmt.Errorf("XA %s %s inside an open transaction at %s", verb, xid, t.pos)
+		}
+		t.syncMariaPos()
+		typ := event.XACommit
+		if verb == "ROLLBACK" {
+			typ = event.XARollback
+		}
+		t.emit(&event.Event{Type: typ, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), XID: xid, Size: int(h.EventSize)})
+		t.inTxn, t.begun, t.standalone = false, false, false
+	}
+	return t.out, nil
+}
+
+// MariaDB GTID event flags of XA event groups.
+const (
+	mariaFlagGroupCommitID = 2
+	mariaFlagPreparedXA    = 64
+)
+
+// mariaXID decodes the XID of a MariaDB GTID event (the whole event, header included) of an XA
+// event group, as SQL: X'<gtrid>',X'<bqual>',<formatID>. After the 19-byte header: seq_no (8),
+// domain id (4), flags (1), the commit id (8) when flagged, then formatID (4), the lengths of
+// gtrid and bqual (1 each) and their bytes.
+func mariaXID(raw []byte) (string, error) {
+	const header = 19
+	if len(raw) < header+13 {
+		return "", fmt.Errorf("event of %d bytes", len(raw))
+	}
+	b := raw[header:]
+	flags := b[12]
+	b = b[13:]
+	if flags&mariaFlagGroupCommitID != 0 {
+		if len(b) < 8 {
+			return "", fmt.Errorf("event too short for its commit id")
+		}
+		b = b[8:]
+	}
+	if len(b) < 6 {
+		return "", fmt.Errorf("event too short for an XID")
+	}
+	format := int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+	gl, bl := int(b[4]), int(b[5])
+	b = b[6:]
+	if gl > 64 || bl > 64 || len(b) < gl+bl {
+		return "", fmt.Errorf("XID of %d+%d bytes in %d", gl, bl, len(b))
+	}
+	return fmt.Sprintf("X'%X',X'%X',%d", b[:gl], b[gl:gl+bl], format), nil
+}
+
+// xaPrepare closes the open XA transaction as prepared.
+func (t *translator) xaPrepare(h *replication.EventHeader) {
+	t.advanceFilePos(h)
+	t.syncMariaPos()
+	if t.begun {
+		t.emit(&event.Event{Type: event.XAPrepare, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+	} else {
+		t.emit(&event.Event{Type: event.Skip, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+	}
+	t.inTxn, t.begun = false, false
+}
+
+// xaStatement recognises XA START|END|COMMIT|ROLLBACK <xid> [ONE PHASE], as the source logs it
+// (XA START X'61',X”,1), and returns the verb and the xid as SQL that names it again.
+func xaStatement(q string) (verb, xid string, ok bool) {
+	if len(q) < 3 || !strings.EqualFold(q[:3], "XA ") {
+		return "", "", false
+	}
+	rest := strings.TrimSpace(q[3:])
+	sp := strings.IndexByte(rest, ' ')
+	if sp < 0 {
+		return "", "", false
+	}
+	verb, xid = strings.ToUpper(rest[:sp]), strings.TrimSpace(rest[sp+1:])
+	switch verb {
+	case "START", "BEGIN":
+		verb = "START"
+	case "END", "ROLLBACK":
+	case "COMMIT":
+		if u := strings.ToUpper(xid); strings.HasSuffix(u, " ONE PHASE") {
+			verb, xid = "COMMIT ONE PHASE", strings.TrimSpace(xid[:len(xid)-len(" ONE PHASE")])
+		}
+	default:
+		return "", "", false
+	}
+	xid = strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(xid, "/*!*/")), ";")
+	return verb, xid, xid != ""
 }
 
 func (t *translator) commit(h *replication.EventHeader) {
@@ -382,8 +542,12 @@ func tableOf(e *replication.TableMapEvent, prev *event.Table) *event.Table {
 	return tbl
 }
 
+// rowsFlagNoForeignKeyChecks is the rows event flag of a source session with foreign_key_checks=0.
+const rowsFlagNoForeignKeyChecks = 0x0002
+
 func rowsOf(h *replication.EventHeader, e *replication.RowsEvent, tbl *event.Table) *event.Event {
-	out := &event.Event{Type: event.Rows, Table: tbl, Timestamp: int64(h.Timestamp), Size: int(h.EventSize)}
+	out := &event.Event{Type: event.Rows, Table: tbl, Timestamp: int64(h.Timestamp), Size: int(h.EventSize),
+		NoForeignKeyChecks: e.Flags&rowsFlagNoForeignKeyChecks != 0}
 	switch e.Type() {
 	case replication.EnumRowsEventTypeInsert:
 		out.Kind = event.Insert

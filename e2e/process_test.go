@@ -50,6 +50,17 @@ func (e *env) startVplayer(extra ...string) *proc {
 // startVplayerTarget is startVplayer with another target DSN (through a proxy, say).
 func (e *env) startVplayerTarget(target string, extra ...string) *proc {
 	e.t.Helper()
+	return e.startVplayerWith(binary, target, extra...)
+}
+
+// startVplayerBinary is startVplayer with another build of vplayer.
+func (e *env) startVplayerBinary(bin string, extra ...string) *proc {
+	e.t.Helper()
+	return e.startVplayerWith(bin, e.target.DSN(e.db), extra...)
+}
+
+func (e *env) startVplayerWith(bin, target string, extra ...string) *proc {
+	e.t.Helper()
 	args := []string{"run",
 		"--workflow", e.workflow,
 		"--source", e.source.DSN(e.db),
@@ -57,7 +68,7 @@ func (e *env) startVplayerTarget(target string, extra ...string) *proc {
 		"--retry-delay", "200ms",
 	}
 	args = append(args, extra...)
-	p := &proc{t: e.t, cmd: exec.Command(binary, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{t: e.t, cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		e.t.Fatal(err)

@@ -158,7 +158,7 @@ func TestApplierStall(t *testing.T) {
 	if _, err := e.src.ExecContext(e.ctx(), "UPDATE kv SET v = 2 WHERE id = 1"); err != nil {
 		t.Fatal(err)
 	}
-	at, msg := e.waitMessage("applier stalled: no commit for", deadline+5*time.Second)
+	at, msg := e.waitMessage("applier stalled: no progress for", deadline+5*time.Second)
 	if took := at.Sub(began); took > deadline+time.Second {
 		t.Errorf("applier stall reported after %v, want within %v", took, deadline+time.Second)
 	}

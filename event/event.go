@@ -22,6 +22,13 @@ const (
 	Skip
 	// Heartbeat is the source saying it is alive while it has nothing to send.
 	Heartbeat
+	// XAPrepare closes the open source transaction, an XA transaction, as prepared: its rows
+	// reach the target only with its XACommit. Pos is the position just after it.
+	XAPrepare
+	// XACommit and XARollback end the prepared XA transaction XID, outside any transaction. Pos
+	// is the position just after them.
+	XACommit
+	XARollback
 )
 
 func (t Type) String() string {
@@ -38,6 +45,12 @@ func (t Type) String() string {
 		return "SKIP"
 	case Heartbeat:
 		return "HEARTBEAT"
+	case XAPrepare:
+		return "XA PREPARE"
+	case XACommit:
+		return "XA COMMIT"
+	case XARollback:
+		return "XA ROLLBACK"
 	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }
@@ -88,15 +101,25 @@ type Row struct {
 // Event is one item of the stream. Exactly the fields its Type names are set.
 type Event struct {
 	Type Type
-	// Pos is the source position just after this event, as "<flavor>/<value>", for Commit, DDL and
-	// Skip; empty otherwise.
+	// Pos is the source position just after this event, as "<flavor>/<value>", for Commit, DDL,
+	// Skip and the XA types; empty otherwise.
 	Pos string
 	// Timestamp is the source's commit time in unix seconds (event header time).
 	Timestamp int64
+	// GTID is the source transaction's GTID (0-1-57, or <uuid>:57), on Begin events; empty when
+	// the source logs none.
+	GTID string
+	// XID is the XA transaction's id as the binlog writes it (X'6162',X'',1), on the Begin of an
+	// XA transaction and on the XA types.
+	XID string
 	// Table and Kind and Rows are set for Rows events.
 	Table *Table
 	Kind  RowKind
 	Rows  []Row
+	// NoForeignKeyChecks is set on Rows events that the source wrote with foreign_key_checks=0
+	// (the rows event's flag): the target applies them with the same setting, so that its
+	// cascades happen exactly when the source's did.
+	NoForeignKeyChecks bool
 	// Schema and Query are set for DDL events: Schema is the statement's default database on the
 	// source (empty when it had none).
 	Schema string

@@ -179,6 +179,9 @@ type Snapshot struct {
 	// Stalls counts stalls by detector, Errors stream errors by kind (see ErrorKind).
 	Stalls map[stall.Detector]int64
 	Errors map[string]int64
+	// Mismatches counts the row changes --exec-mode idempotent wrote through, by table and kind,
+	// over all attempts.
+	Mismatches map[applier.MismatchKey]int64
 	// Healthy and Reason are what /healthz answers.
 	Healthy bool
 	Reason  string
@@ -210,6 +213,7 @@ func (c *Collector) Snapshot() Snapshot {
 	}
 	c.blockedMax = max(c.blockedMax, total.blocked)
 	s.Transactions, s.Rows, s.Commits = total.transactions, total.rows, total.commits
+	s.Mismatches = total.mismatches
 	s.PerCommit = total.perCommit
 	s.HeartbeatsReceived, s.HeartbeatsRecorded = total.heartbeatsReceived, total.heartbeatsRecorded
 	s.RelayBlocked = c.blockedMax

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/vplayer/vplayer/applier"
+
 	"github.com/vplayer/vplayer/stall"
 	"github.com/vplayer/vplayer/stream"
 	"github.com/vplayer/vplayer/workflow"
@@ -270,6 +272,29 @@ func TestAttemptPipeline_nilParts(t *testing.T) {
 	s := attemptPipeline{&stream.Attempt{}}.sample(t0)
 	if s.lagKnown || s.transactions != 0 {
 		t.Errorf("sample of an empty attempt=%+v, want zeros", s)
+	}
+}
+
+// TestCollector_mismatchesAcrossAttempts: the row mismatches of finished attempts are kept and
+// the live attempt's added, per table and kind, and exported with those labels.
+func TestCollector_mismatchesAcrossAttempts(t *testing.T) {
+	col, _ := newTestCollector()
+	upd := applier.MismatchKey{Table: "shop.orders", Kind: applier.UpdateMissing}
+	del := applier.MismatchKey{Table: "shop.orders", Kind: applier.DeleteMissing}
+	col.start(&fakePipeline{s: sample{mismatches: map[applier.MismatchKey]int64{upd: 3}}})
+	col.start(&fakePipeline{s: sample{mismatches: map[applier.MismatchKey]int64{upd: 1, del: 2}}})
+	s := col.Snapshot()
+	if got := s.Mismatches[upd]; got != 4 {
+		t.Errorf("update_missing = %d, want 4", got)
+	}
+	if got := s.Mismatches[del]; got != 2 {
+		t.Errorf("delete_missing = %d, want 2", got)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(col)
+	n, err := testutil.GatherAndCount(reg, NameRowMismatches)
+	if err != nil || n != 2 {
+		t.Errorf("%s series = %d (%v), want 2", NameRowMismatches, n, err)
 	}
 }
 

@@ -29,6 +29,7 @@ const (
 	NameState                 = "vplayer_state"
 	NameAttempts              = "vplayer_attempts_total"
 	NameHealthy               = "vplayer_healthy"
+	NameRowMismatches         = "vplayer_row_mismatches_total"
 )
 
 // descs are the Collector's metric descriptions.
@@ -39,6 +40,7 @@ type descs struct {
 	heartbeatsReceived, heartbeatsRecorded, heartbeatsPending *prometheus.Desc
 	errs, state, attempts, healthy                            *prometheus.Desc
 	skippedExecuted                                           *prometheus.Desc
+	mismatches                                                *prometheus.Desc
 }
 
 func newDescs(workflow string) descs {
@@ -69,6 +71,8 @@ func newDescs(workflow string) descs {
 		skippedExecuted: d(NameSkippedExecuted, "Transactions the source sent whose GTID the stream's start position already contained: "+
 			"dropped by the reader, never applied twice."),
 		healthy: d(NameHealthy, "1 while /healthz answers 200: running and progressing since the last error; else 0."),
+		mismatches: d(NameRowMismatches, "Row changes that did not match the target, written through by --exec-mode idempotent, by target table "+
+			"and kind: update_missing, delete_missing, insert_exists.", "table", "kind"),
 	}
 }
 
@@ -80,7 +84,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.relayBytes, d.relayItems, d.relayMaxBytes, d.relayMaxItems,
 		d.relayBlocked, d.stalls,
 		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
-		d.errs, d.state, d.attempts, d.healthy, d.skippedExecuted,
+		d.errs, d.state, d.attempts, d.healthy, d.mismatches, d.skippedExecuted,
 	} {
 		ch <- x
 	}
@@ -124,6 +128,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(d.skippedExecuted, float64(s.SkippedExecuted))
 	for _, kind := range sortedKeys(s.Errors) {
 		counter(d.errs, float64(s.Errors[kind]), kind)
+	}
+	for k, n := range s.Mismatches {
+		counter(d.mismatches, float64(n), k.Table, string(k.Kind))
 	}
 	states := States
 	if !slices.Contains(states, s.State) {

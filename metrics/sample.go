@@ -27,6 +27,8 @@ type sample struct {
 
 	lagSince time.Time
 	lagKnown bool
+
+	mismatches map[applier.MismatchKey]int64
 }
 
 // addCounters adds o's counters to s; gauges and lag are left alone.
@@ -42,6 +44,16 @@ func (s *sample) addCounters(o sample) {
 	s.heartbeatsRecorded += o.heartbeatsRecorded
 	s.blocked += o.blocked
 	s.skippedExecuted += o.skippedExecuted
+	if len(o.mismatches) > 0 {
+		m := make(map[applier.MismatchKey]int64, len(s.mismatches)+len(o.mismatches))
+		for k, v := range s.mismatches {
+			m[k] = v
+		}
+		for k, v := range o.mismatches {
+			m[k] += v
+		}
+		s.mismatches = m
+	}
 }
 
 // pipeline is what the collector reads of one attempt. Reading must be O(1) and never block.
@@ -67,6 +79,7 @@ func (p attemptPipeline) sample(now time.Time) sample {
 		}
 		s.heartbeatsReceived = st.Heartbeats.Load()
 		s.lagSince, s.lagKnown = app.LagSince()
+		s.mismatches = st.Mismatches()
 	}
 	if hb := p.a.Heartbeat; hb != nil {
 		s.heartbeatsRecorded = hb.Recorded()

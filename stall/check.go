@@ -13,10 +13,14 @@ type Snapshot struct {
 	// RelayBlockedSince is when the reader started its current blocked Put on
 	// a full relay log; zero when the reader is not blocked in Put.
 	RelayBlockedSince time.Time
-	// WorkSince is when the applier started holding work (an open target
-	// transaction or fetched, unapplied items) without committing since; zero
-	// when it holds none. A commit resets it.
-	WorkSince time.Time
+	// ProgressSince is when the applier, holding work (an open target
+	// transaction or fetched, unapplied items), last made progress: took the
+	// work, completed a round trip or committed. Zero when it holds none. A
+	// long transaction that keeps completing statements keeps moving it.
+	ProgressSince time.Time
+	// TxnSince is when the open target transaction began; zero when none is
+	// open. It only describes the stall, it never makes one.
+	TxnSince time.Time
 	// Statement is the shape of the statement the applier is running now,
 	// e.g. "UPDATE `shop`.`orders`" or "COMMIT", never row values; empty
 	// when none.
@@ -35,7 +39,7 @@ type Snapshot struct {
 // deadline):
 //
 //   - relay log: now - RelayBlockedSince >= cfg.ProgressDeadline;
-//   - applier: now - WorkSince >= cfg.ProgressDeadline;
+//   - applier: now - ProgressSince >= cfg.ProgressDeadline;
 //   - heartbeat: now - HeartbeatSince >= cfg.HeartbeatInterval, with Cause
 //     "recording took longer than <interval>".
 //
@@ -55,8 +59,8 @@ func Check(cfg Config, s Snapshot, now time.Time) (err error, next time.Time) {
 		if !s.RelayBlockedSince.IsZero() {
 			relayAt = s.RelayBlockedSince.Add(cfg.ProgressDeadline)
 		}
-		if !s.WorkSince.IsZero() {
-			workAt = s.WorkSince.Add(cfg.ProgressDeadline)
+		if !s.ProgressSince.IsZero() {
+			workAt = s.ProgressSince.Add(cfg.ProgressDeadline)
 		}
 	}
 	if cfg.HeartbeatInterval > 0 && !s.HeartbeatSince.IsZero() {
@@ -66,12 +70,15 @@ func Check(cfg Config, s Snapshot, now time.Time) (err error, next time.Time) {
 	if reached(relayAt, now) || reached(workAt, now) {
 		e := &Error{Statement: s.Statement}
 		if s.RelayBlockedSince.IsZero() {
-			e.Detector, e.For = Applier, now.Sub(s.WorkSince)
+			e.Detector, e.For = Applier, now.Sub(s.ProgressSince)
 		} else {
 			e.Detector, e.For = RelayLog, now.Sub(s.RelayBlockedSince)
 		}
 		if s.Statement != "" && !s.StatementSince.IsZero() {
 			e.StatementFor = max(now.Sub(s.StatementSince), 0)
+		}
+		if !s.TxnSince.IsZero() {
+			e.TxnFor = max(now.Sub(s.TxnSince), 0)
 		}
 		return e, time.Time{}
 	}

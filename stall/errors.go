@@ -22,7 +22,8 @@ const (
 	// blocked (SPEC 4.1, 4.3).
 	RelayLog Detector = "relay_log"
 	// Applier: the applier held work for the progress deadline without
-	// committing, while the reader was not blocked (SPEC 4.3).
+	// completing a round trip or a commit, while the reader was not blocked
+	// (SPEC 4.3).
 	Applier Detector = "applier"
 	// Heartbeat: a heartbeat write failed or was in flight for the heartbeat
 	// interval (SPEC 4.2).
@@ -36,7 +37,7 @@ type Error struct {
 	// Detector is the condition that fired.
 	Detector Detector
 	// For is how long the condition had held when it was detected: the
-	// reader's time blocked in Put for RelayLog, the time without a commit
+	// reader's time blocked in Put for RelayLog, the time without progress
 	// for Applier, the time the write had been in flight for Heartbeat.
 	// Zero when unknown (a heartbeat write that returned an error).
 	For time.Duration
@@ -46,6 +47,9 @@ type Error struct {
 	Statement string
 	// StatementFor is how long Statement had been running; zero when unknown.
 	StatementFor time.Duration
+	// TxnFor is how long the applier's open target transaction had been
+	// open; zero when none was open.
+	TxnFor time.Duration
 	// Cause is the underlying failure, if any: for Heartbeat, the write's
 	// error or "recording took longer than <interval>". Nil otherwise.
 	Cause error
@@ -53,9 +57,9 @@ type Error struct {
 
 // Error returns the operator-facing text. By detector:
 //
-//	relay log I/O stalled: <ErrStalled>; applier busy for <StatementFor> in <Statement>
-//	relay log I/O stalled: <ErrStalled>; applier holds no open statement
-//	applier stalled: no commit for <For> while applying <Statement>: <ErrStalled>
+//	relay log I/O stalled: <ErrStalled>; applier busy for <StatementFor> in <Statement>[ (transaction open for <TxnFor>)]
+//	relay log I/O stalled: <ErrStalled>; applier holds no open statement[ (transaction open for <TxnFor>)]
+//	applier stalled: no progress for <For> while applying <Statement>[ (transaction open for <TxnFor>)]: <ErrStalled>
 //	failed to record heartbeat: <Cause>: <ErrStalled>
 //
 // Durations are rounded to a unit that suits their size (5m2s, 1.5s, 100ms).
@@ -67,17 +71,18 @@ func (e *Error) Error() string {
 		b.WriteString(ErrStalled.Error())
 		if e.Statement == "" {
 			b.WriteString("; applier holds no open statement")
-			break
+		} else {
+			b.WriteString("; applier busy")
+			if e.StatementFor > 0 {
+				b.WriteString(" for ")
+				b.WriteString(round(e.StatementFor).String())
+			}
+			b.WriteString(" in ")
+			b.WriteString(e.Statement)
 		}
-		b.WriteString("; applier busy")
-		if e.StatementFor > 0 {
-			b.WriteString(" for ")
-			b.WriteString(round(e.StatementFor).String())
-		}
-		b.WriteString(" in ")
-		b.WriteString(e.Statement)
+		e.writeTxn(&b)
 	case Applier:
-		b.WriteString("applier stalled: no commit for ")
+		b.WriteString("applier stalled: no progress for ")
 		b.WriteString(round(e.For).String())
 		if e.Statement == "" {
 			b.WriteString(" with no statement in flight")
@@ -85,6 +90,7 @@ func (e *Error) Error() string {
 			b.WriteString(" while applying ")
 			b.WriteString(e.Statement)
 		}
+		e.writeTxn(&b)
 		b.WriteString(": ")
 		b.WriteString(ErrStalled.Error())
 	case Heartbeat:
@@ -106,6 +112,16 @@ func (e *Error) Error() string {
 		b.WriteString(ErrStalled.Error())
 	}
 	return b.String()
+}
+
+// writeTxn adds how long the open target transaction has run, when one is open.
+func (e *Error) writeTxn(b *strings.Builder) {
+	if e.TxnFor <= 0 {
+		return
+	}
+	b.WriteString(" (transaction open for ")
+	b.WriteString(round(e.TxnFor).String())
+	b.WriteString(")")
 }
 
 // Unwrap returns [ErrStalled] and, when set, Cause, so that errors.Is and

@@ -37,12 +37,12 @@ func TestError_Error(t *testing.T) {
 		{
 			name: "applier",
 			err:  &Error{Detector: Applier, For: 5 * time.Minute, Statement: "DELETE FROM `shop`.`carts`", StatementFor: time.Minute},
-			want: "applier stalled: no commit for 5m0s while applying DELETE FROM `shop`.`carts`: " + stalled,
+			want: "applier stalled: no progress for 5m0s while applying DELETE FROM `shop`.`carts`: " + stalled,
 		},
 		{
 			name: "applier, no statement",
 			err:  &Error{Detector: Applier, For: 1500 * time.Millisecond},
-			want: "applier stalled: no commit for 1.5s with no statement in flight: " + stalled,
+			want: "applier stalled: no progress for 1.5s with no statement in flight: " + stalled,
 		},
 		{
 			name: "heartbeat, deadline",

@@ -17,7 +17,7 @@ func ExampleCheck() {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	s := stall.Snapshot{
 		RelayBlockedSince: t0,
-		WorkSince:         t0.Add(-10 * time.Second),
+		ProgressSince:     t0.Add(-10 * time.Second),
 		Statement:         "UPDATE `shop`.`orders`",
 		StatementSince:    t0.Add(-2 * time.Second),
 	}

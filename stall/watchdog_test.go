@@ -87,7 +87,7 @@ func TestWatchdog_Run_fires(t *testing.T) {
 		{
 			name: "relay log, applier busy",
 			wait: func(now time.Time) Snapshot {
-				return Snapshot{RelayBlockedSince: now, WorkSince: now, Statement: update, StatementSince: now.Add(-2 * time.Second)}
+				return Snapshot{RelayBlockedSince: now, ProgressSince: now, Statement: update, StatementSince: now.Add(-2 * time.Second)}
 			},
 			deadline: testConfig.ProgressDeadline,
 			poke:     true,
@@ -97,11 +97,11 @@ func TestWatchdog_Run_fires(t *testing.T) {
 		{
 			name: "applier",
 			wait: func(now time.Time) Snapshot {
-				return Snapshot{WorkSince: now, Statement: update, StatementSince: now}
+				return Snapshot{ProgressSince: now, Statement: update, StatementSince: now}
 			},
 			deadline: testConfig.ProgressDeadline,
 			wantDet:  Applier,
-			wantErr:  "applier stalled: no commit for 5m0s while applying " + update + ": " + stalled,
+			wantErr:  "applier stalled: no progress for 5m0s while applying " + update + ": " + stalled,
 		},
 		{
 			name:     "heartbeat",
@@ -171,7 +171,7 @@ func TestWatchdog_Run_quiet(t *testing.T) {
 			return Snapshot{RelayBlockedSince: now}
 		}},
 		{name: "deadline 0, applier busy", cfg: noDeadline, wait: func(now time.Time) Snapshot {
-			return Snapshot{WorkSince: now, Statement: "COMMIT", StatementSince: now}
+			return Snapshot{ProgressSince: now, Statement: "COMMIT", StatementSince: now}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -234,7 +234,7 @@ func TestWatchdog_Run_canceledBeforeStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		probe := &fakeProbe{snap: Snapshot{WorkSince: time.Now().Add(-time.Hour)}}
+		probe := &fakeProbe{snap: Snapshot{ProgressSince: time.Now().Add(-time.Hour)}}
 		if err := New(testConfig, probe).Run(ctx); err != nil {
 			t.Errorf("Run()=%v on a done context, want nil", err)
 		}
@@ -275,7 +275,7 @@ func TestWatchdog_Poke(t *testing.T) {
 
 		// Each poke is one more snapshot, at once, and no goroutine.
 		for i := range 1000 {
-			probe.set(Snapshot{WorkSince: time.Now(), Statement: "INSERT INTO `shop`.`orders`", StatementSince: time.Now()})
+			probe.set(Snapshot{ProgressSince: time.Now(), Statement: "INSERT INTO `shop`.`orders`", StatementSince: time.Now()})
 			w.Poke()
 			synctest.Wait()
 			if got, want := probe.snapshots(), calls+i+1; got != want {
@@ -298,7 +298,7 @@ func TestWatchdog_Poke(t *testing.T) {
 
 		// A poke makes an already expired wait fire without the clock moving.
 		now := time.Now()
-		probe.set(Snapshot{WorkSince: now.Add(-testConfig.ProgressDeadline)})
+		probe.set(Snapshot{ProgressSince: now.Add(-testConfig.ProgressDeadline)})
 		w.Poke()
 		synctest.Wait()
 		if !r.returned() {

@@ -44,7 +44,9 @@ type Config struct {
 	RetryDelay            time.Duration
 	MaxTimeToRetryOnError time.Duration
 	OnDDL                 string
-	ServerID              uint32
+	// ExecMode is applier.ExecModeStrict (default) or applier.ExecModeIdempotent.
+	ExecMode string
+	ServerID uint32
 	// Options is the JSON of the settings in force, stored in the record.
 	Options string
 	// LeaseTTL is how long the workflow lease lasts past each renewal (default DefaultLeaseTTL);

@@ -135,7 +135,7 @@ func (g *gate) cut(items []*event.Event) []*event.Event {
 		switch e.Type {
 		case event.Begin:
 			g.open = true
-		case event.Commit, event.Skip, event.DDL:
+		case event.Commit, event.Skip, event.DDL, event.XAPrepare, event.XACommit, event.XARollback:
 			g.open, g.last, g.ok = false, e.Pos, false
 			if active && g.reached(at) {
 				g.held = items[i+1:]

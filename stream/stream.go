@@ -348,6 +348,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		Lease:        s.lease,
 		TargetDB:     s.cfg.TargetDB,
 		OnDDL:        s.cfg.OnDDL,
+		ExecMode:     s.cfg.ExecMode,
 		StopAt:       stopAt,
 		Heartbeat:    hb,
 		Logger:       s.log,
@@ -364,7 +365,8 @@ func (s *Stream) attempt(ctx context.Context) error {
 			var snap stall.Snapshot
 			snap.RelayBlockedSince, _ = relay.Blocked()
 			snap.RelayBlockedSince = gate.relayBlockedSince(snap.RelayBlockedSince)
-			snap.WorkSince, snap.Statement, snap.StatementSince = app.Work()
+			w := app.Work()
+			snap.ProgressSince, snap.TxnSince, snap.Statement, snap.StatementSince = w.ProgressSince, w.TxnSince, w.Statement, w.StatementSince
 			snap.HeartbeatSince = hb.InFlightSince()
 			return snap
 		}))

@@ -33,8 +33,8 @@ func TestMain(m *testing.M) {
 }
 
 func TestErrorKey(t *testing.T) {
-	a := errorKey(errors.New("applier stalled: no commit for 5m2s while applying UPDATE `s`.`t`"))
-	b := errorKey(errors.New("applier stalled: no commit for 5m7s while applying UPDATE `s`.`t`"))
+	a := errorKey(errors.New("applier stalled: no progress for 5m2s while applying UPDATE `s`.`t`"))
+	b := errorKey(errors.New("applier stalled: no progress for 5m7s while applying UPDATE `s`.`t`"))
 	c := errorKey(errors.New("relay log I/O stalled: applier busy for 5m2s"))
 	if a != b {
 		t.Errorf("errorKey differs for the same error with other durations: %q vs %q", a, b)

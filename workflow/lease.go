@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -247,14 +248,31 @@ func (l *Lease) HeartbeatSQL(now int64) string {
 	return l.store.heartbeatSQL(l.id, now, l.epoch)
 }
 
+// FenceCheckSQL returns a statement that fails unless the record's epoch is still the lease's,
+// and takes no lock: for the inside of an XA transaction just before its XA PREPARE, where a
+// fenced write of the record would hold the record's row until the XA COMMIT. It reads the
+// record consistently, so it must be the transaction's first consistent read (the row changes
+// before it are current reads, which open no read view).
+func (l *Lease) FenceCheckSQL() string {
+	return "SELECT 1 INTO @_vplayer_fence FROM (SELECT 1 UNION ALL SELECT 2) fence WHERE NOT EXISTS (SELECT 1 FROM " +
+		l.store.table("vreplication") + " WHERE id = " + strconv.FormatInt(l.id, 10) + " AND epoch = " + strconv.FormatUint(l.epoch, 10) + ")"
+}
+
 // IsFenceViolation reports whether err is the server's answer to a fenced write on a record
-// whose epoch moved on: the NOT NULL pos or time_heartbeat set to NULL.
+// whose epoch moved on: the NOT NULL pos or time_heartbeat set to NULL, or FenceCheckSQL's
+// two rows into one variable.
 func IsFenceViolation(err error) bool {
 	var me *mysql.MySQLError
-	if !errors.As(err, &me) || me.Number != 1048 { // column cannot be null
+	if !errors.As(err, &me) {
 		return false
 	}
-	return strings.Contains(me.Message, "'pos'") || strings.Contains(me.Message, "'time_heartbeat'")
+	switch me.Number {
+	case 1048: // column cannot be null
+		return strings.Contains(me.Message, "'pos'") || strings.Contains(me.Message, "'time_heartbeat'")
+	case 1172: // result consisted of more than one row
+		return true
+	}
+	return false
 }
 
 // SetState sets the record's state and message if the lease is still ours. Stopped with no

@@ -56,10 +56,12 @@ func parseDSN(flag, dsn, passwordEnv string) (*endpoint, error) {
 	return &endpoint{cfg: cfg, host: host, port: uint16(port), dsnTLS: cfg.TLSConfig}, nil
 }
 
-// pool opens a connection pool; multi-statement batches are allowed.
+// pool opens a connection pool; multi-statement batches are allowed, and statements count the
+// rows they matched (clientFoundRows), which the applier's --exec-mode checks read.
 func (e *endpoint) pool() (*sql.DB, error) {
 	c := e.cfg.Clone()
 	c.MultiStatements = true
+	c.ClientFoundRows = true
 	c.DBName = ""
 	conn, err := mysql.NewConnector(c)
 	if err != nil {

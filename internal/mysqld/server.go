@@ -258,13 +258,15 @@ func (s *Server) DB(db string) (*sql.DB, error) {
 }
 
 // Pool opens a connection pool on database db (may be empty) with multi-statement batches
-// allowed, as vplayer opens its own pools. The caller closes it.
+// allowed and rows matched counted (clientFoundRows), as vplayer opens its own pools. The caller
+// closes it.
 func (s *Server) Pool(db string) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(s.DSN(db))
 	if err != nil {
 		return nil, err
 	}
 	cfg.MultiStatements = true
+	cfg.ClientFoundRows = true
 	c, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,314 @@
+package applier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/vplayer/vplayer/event"
+)
+
+// Exec modes: what a row change that does not match the target does (--exec-mode, named after
+// replica_exec_mode).
+const (
+	// ExecModeStrict: an UPDATE or DELETE whose row is absent, or an INSERT of a key that exists,
+	// is a terminal error.
+	ExecModeStrict = "strict"
+	// ExecModeIdempotent: the after image is written, a delete of an absent row is skipped, and
+	// each one is counted and logged.
+	ExecModeIdempotent = "idempotent"
+)
+
+// Mismatch is the kind of a row change that does not match the target. Its values are stable
+// and used as the value of a metrics label.
+type Mismatch string
+
+const (
+	// UpdateMissing: an UPDATE whose row is absent on the target.
+	UpdateMissing Mismatch = "update_missing"
+	// DeleteMissing: a DELETE whose row is absent on the target.
+	DeleteMissing Mismatch = "delete_missing"
+	// InsertExists: an INSERT of a key that already exists on the target.
+	InsertExists Mismatch = "insert_exists"
+)
+
+func (m Mismatch) describe() string {
+	switch m {
+	case UpdateMissing:
+		return "UPDATE of a row that is absent on the target"
+	case DeleteMissing:
+		return "DELETE of a row that is absent on the target"
+	case InsertExists:
+		return "INSERT of a key that already exists on the target"
+	}
+	return string(m)
+}
+
+// MismatchError is a row change that does not match the target, in strict mode: terminal. It
+// names the table, the key values of the rows (never other columns), the source transaction and
+// the position the target transaction started from.
+type MismatchError struct {
+	Kind  Mismatch
+	Table string   // `schema`.`name` on the target
+	Key   string   // the key columns, `id` or (`a`,`b`)
+	Keys  []string // key values of the mismatched rows, as SQL literals; candidates when Exact is false
+	Exact bool     // Keys are the mismatched rows themselves, not the statement's candidates
+	GTID  string   // the source transaction (or first..last of those that the statement holds)
+	Pos   string   // the committed position the target transaction started from
+	// Cause is the target's own error, for an INSERT of an existing key (its duplicate-key error).
+	Cause error
+}
+
+func (e *MismatchError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "row mismatch: %s: table %s", e.Kind.describe(), e.Table)
+	if len(e.Keys) > 0 {
+		if e.Exact {
+			fmt.Fprintf(&b, ", key %s=%s", e.Key, strings.Join(e.Keys, ","))
+		} else {
+			fmt.Fprintf(&b, ", key %s one of %s", e.Key, strings.Join(e.Keys, ","))
+		}
+	}
+	if e.Cause != nil {
+		fmt.Fprintf(&b, " (%v)", e.Cause)
+	}
+	if e.GTID != "" {
+		fmt.Fprintf(&b, ", source transaction %s", e.GTID)
+	}
+	fmt.Fprintf(&b, ", after position %s; --exec-mode strict stops here: correct the target's row, or run with --exec-mode idempotent to write the source's image", e.Pos)
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrRowMismatch) true.
+func (e *MismatchError) Is(target error) bool { return target == ErrRowMismatch }
+
+// Unwrap returns the target's error, if any.
+func (e *MismatchError) Unwrap() error { return e.Cause }
+
+// ErrRowMismatch is matched by every *MismatchError.
+var ErrRowMismatch = errors.New("row mismatch")
+
+// MismatchKey identifies a counter of mismatches: a target table and a kind.
+type MismatchKey struct {
+	Table string // schema.name, unquoted
+	Kind  Mismatch
+}
+
+// mismatchCounts counts the mismatches idempotent mode let through. Written by the applier,
+// read by metrics.
+type mismatchCounts struct {
+	mu sync.Mutex
+	n  map[MismatchKey]int64
+}
+
+func (c *mismatchCounts) add(k MismatchKey, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[MismatchKey]int64{}
+	}
+	c.n[k] += n
+}
+
+// Mismatches returns the number of row mismatches written through in idempotent mode, by table
+// and kind, since the applier started.
+func (s *Stats) Mismatches() map[MismatchKey]int64 {
+	s.mismatches.mu.Lock()
+	defer s.mismatches.mu.Unlock()
+	out := make(map[MismatchKey]int64, len(s.mismatches.n))
+	for k, v := range s.mismatches.n {
+		out[k] = v
+	}
+	return out
+}
+
+// check is what one statement of a batch must affect: want rows (rows matched, the target pool
+// running with clientFoundRows). A shortfall (or, for want 0, any row) is a mismatch of kind.
+type check struct {
+	stmt int // the statement's index in the batch
+	want int64
+	kind Mismatch
+	t    *table
+	keys []string // key literals of the statement's rows; nil when rows holds them
+	rows []event.Row
+	// before says whether rows' key is in the before image (update, delete) or the after image.
+	before bool
+	gtid   string
+}
+
+// mismatchVar is the session variable in which, in strict mode, the statements that follow
+// checked ones record the first check that failed (its index in the batch, plus one), so that the
+// guard before COMMIT fails the transaction on the server, in the same round trip.
+const mismatchVar = "@_vplayer_mismatch"
+
+// mismatchGuard fails (error 1242, a subquery of two rows) when a check of the transaction failed.
+const mismatchGuard = "SET @_vplayer_guard = (SELECT 1 UNION ALL SELECT 2 FROM DUAL WHERE " + mismatchVar + " <> 0)"
+
+// expect makes the statement just begun in b carry c. With b.guard, a statement follows that
+// records in mismatchVar whether it did.
+func (b *batch) expect(c check) {
+	c.stmt = b.n - 1
+	b.checks = append(b.checks, c)
+	if b.guard && c.want > 0 {
+		b.add("", fmt.Sprintf("SET %[1]s = IF(%[1]s = 0 AND ROW_COUNT() <> %[2]d, %[3]d, %[1]s)", mismatchVar, c.want, len(b.checks)))
+	}
+}
+
+// guardFailed reports whether err is the mismatch guard failing, and if so which check of the
+// batch failed, as mismatchVar says on the still open transaction.
+func (a *Applier) guardFailed(ctx context.Context, err error) (*check, bool) {
+	var me *mysql.MySQLError
+	if !a.b.guard || !errors.As(err, &me) || me.Number != 1242 {
+		return nil, false
+	}
+	var i int
+	if a.conn.QueryRowContext(ctx, "SELECT "+mismatchVar).Scan(&i) != nil || i < 1 || i > len(a.b.checks) {
+		return nil, false
+	}
+	return &a.b.checks[i-1], true
+}
+
+// keyLiterals returns c's key literals, computing them from its rows if need be.
+func (c *check) keyLiterals() []string {
+	if c.keys != nil {
+		return c.keys
+	}
+	out := make([]string, 0, len(c.rows))
+	for _, r := range c.rows {
+		img := r.After
+		if c.before {
+			img = r.Before
+		}
+		if k, err := keyOf(c.t, img); err == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// verify compares the rows each checked statement affected with what it had to. affected[i] is
+// statement first+i's count. In strict mode the first mismatch is returned as a *MismatchError;
+// in idempotent mode every one is counted and logged.
+func (a *Applier) verify(ctx context.Context, checks []check, first int, affected []int64) error {
+	for i := range checks {
+		c := &checks[i]
+		idx := c.stmt - first
+		if idx < 0 || idx >= len(affected) {
+			continue
+		}
+		got := affected[idx]
+		var n int64
+		if c.want == 0 {
+			n = got
+		} else {
+			n = c.want - got
+		}
+		if n <= 0 {
+			continue
+		}
+		if a.cfg.ExecMode == ExecModeIdempotent {
+			a.stats.mismatches.add(MismatchKey{Table: c.t.schema + "." + c.t.name, Kind: c.kind}, n)
+			keys := c.keyLiterals()
+			if len(keys) > 5 {
+				keys = keys[:5]
+			}
+			a.cfg.Logger.Warn("row mismatch written through (--exec-mode idempotent)", "table", c.t.quoted, "kind", string(c.kind),
+				"rows", n, "key", string(c.t.keyTuple), "candidates", strings.Join(keys, ","), "gtid", c.gtid)
+			continue
+		}
+		return a.mismatchError(ctx, c, n)
+	}
+	return nil
+}
+
+// mismatchError describes c's mismatch of n rows (n < 0: unknown). When the statement held several keys, it
+// asks the target (over another connection, so outside this transaction) which of them are
+// absent, or present for an INSERT: the committed state, which is what the statement met unless
+// an earlier statement of this same transaction had changed the key.
+func (a *Applier) mismatchError(ctx context.Context, c *check, n int64) error {
+	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: a.committed}
+	keys := c.keyLiterals()
+	if e.Key == "" {
+		e.Key = "(every column)"
+	}
+	if len(keys) == 1 || (n > 0 && int64(len(keys)) == n) {
+		e.Keys, e.Exact = keys, true
+		return e
+	}
+	found, err := a.presentKeys(ctx, c.t, keys)
+	if err != nil {
+		a.cfg.Logger.Warn("could not tell which rows of the statement mismatched", "table", c.t.quoted, "error", err)
+	} else {
+		var exact []string
+		for _, k := range keys {
+			if found[k] == (c.kind == InsertExists) {
+				exact = append(exact, k)
+			}
+		}
+		if len(exact) > 0 && (n < 0 || int64(len(exact)) == n) {
+			e.Keys, e.Exact = exact, true
+			return e
+		}
+	}
+	if len(keys) > 5 {
+		keys = keys[:5]
+	}
+	e.Keys = keys
+	return e
+}
+
+// presentKeys returns which of keys (literals of t's key, at most a few hundred) exist on the
+// target, as committed: one query, one EXISTS per key.
+func (a *Applier) presentKeys(ctx context.Context, t *table, keys []string) (map[string]bool, error) {
+	if len(t.keyTuple) == 0 || len(keys) == 0 || len(keys) > foldChunk {
+		return nil, errors.New("no keys to look up")
+	}
+	var q strings.Builder
+	q.WriteString("SELECT ")
+	for i, k := range keys {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		fmt.Fprintf(&q, "EXISTS(SELECT 1 FROM %s WHERE %s IN (%s))", t.quoted, t.keyTuple, k)
+	}
+	present := make([]bool, len(keys))
+	ptrs := make([]any, len(keys))
+	for i := range ptrs {
+		ptrs[i] = &present[i]
+	}
+	if err := a.cfg.DB.QueryRowContext(ctx, q.String()).Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	found := map[string]bool{}
+	for i, k := range keys {
+		found[k] = present[i]
+	}
+	return found, nil
+}
+
+// appendTouch appends UPDATE t SET k=k WHERE key IN (keys): it changes nothing and, counted in
+// rows matched, says how many of keys exist.
+func appendTouch(b *batch, t *table, keys []string) {
+	b.begin(t.updateShape)
+	c := t.cols[t.key[0]].quoted
+	b.buf = append(b.buf, "UPDATE "...)
+	b.buf = append(b.buf, t.quoted...)
+	b.buf = append(b.buf, " SET "...)
+	b.buf = append(b.buf, c...)
+	b.buf = append(b.buf, '=')
+	b.buf = append(b.buf, c...)
+	b.buf = append(b.buf, " WHERE "...)
+	b.buf = append(b.buf, t.keyTuple...)
+	b.buf = append(b.buf, " IN ("...)
+	for i, k := range keys {
+		if i > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		b.buf = append(b.buf, k...)
+	}
+	b.buf = append(b.buf, ')')
+}

@@ -1,0 +1,150 @@
+package applier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/vplayer/vplayer/event"
+)
+
+// XA transactions are applied as XA transactions on the target, with the source's XID: the rows
+// of a prepared source transaction are prepared on the target (XA START ... XA PREPARE), where
+// they stay invisible and locked as on the source, survive the applier's connection and a
+// restart of the target, and become visible only when the XA COMMIT arrives, at its place in
+// the order. The position after the PREPARE is saved in a transaction of its own, since a
+// position written inside the XA transaction would hold the record's row until its COMMIT.
+//
+// Crash safety, at every instant:
+//   - ended after the target's XA PREPARE, before its position was saved: the retry's XA START
+//     of the same XID fails with XAER_DUPID (1440), the XA transaction is there, and its rows
+//     are skipped;
+//   - ended around XA COMMIT or XA ROLLBACK: a fenced mark (the record's ddl_pos, as for a DDL)
+//     is committed just before it, so a retry that meets XAER_NOTA (1397: no such XID) on a
+//     marked position knows an earlier attempt ended it. Without the mark, an XA COMMIT of an
+//     XID the target never prepared (prepared before the workflow's start position) is a
+//     terminal error: its rows cannot be applied.
+
+// XA error numbers.
+const (
+	errXADupID = 1440 // XAER_DUPID: the XID already exists
+	errXANota  = 1397 // XAER_NOTA: unknown XID
+	errXARB    = 1402 // XA_RBROLLBACK: the branch was rolled back (one that changed nothing)
+)
+
+// ErrXA is wrapped by the terminal errors of XA transactions that vplayer cannot apply exactly.
+var ErrXA = errors.New("XA transaction cannot be applied")
+
+// xaStart opens the target XA transaction of a source one: the open target transaction is
+// committed first, as for a DDL.
+func (a *Applier) xaStart(ctx context.Context, e *event.Event) error {
+	if err := a.commit(ctx); err != nil {
+		return err
+	}
+	a.b.add("", "XA START "+e.XID)
+	if a.b.guard {
+		a.b.add("", "SET "+mismatchVar+" = 0")
+	}
+	err := a.flush(ctx)
+	var me *mysql.MySQLError
+	switch {
+	case err == nil:
+		a.xaSkip = false
+	case errors.As(err, &me) && me.Number == errXADupID:
+		// An earlier attempt prepared it and ended before saving the position after it.
+		a.cfg.Logger.Info("XA transaction already prepared on the target by an earlier attempt; not applying its rows again", "xid", e.XID, "gtid", e.GTID)
+		a.xaSkip = true
+	default:
+		return err
+	}
+	a.xid = e.XID
+	a.txOpen = true
+	a.txnSince.Store(a.cfg.Now().UnixNano())
+	return nil
+}
+
+// xaPrepare prepares the open target XA transaction, then saves the position after it.
+func (a *Applier) xaPrepare(ctx context.Context, e *event.Event) error {
+	if !a.xaSkip {
+		if err := a.flushPending(); err != nil {
+			return err
+		}
+		if a.b.guard {
+			a.b.add("", mismatchGuard)
+		}
+		if a.cfg.Lease != nil {
+			a.b.add("", a.cfg.Lease.FenceCheckSQL())
+		}
+		a.b.add("", "XA END "+a.xid)
+		a.b.add("XA PREPARE", "XA PREPARE "+a.xid)
+		if err := a.flush(ctx); err != nil {
+			return err
+		}
+	}
+	a.xid, a.xaSkip, a.txOpen = "", false, false
+	a.pos, a.txTime = e.Pos, e.Timestamp
+	a.rows = 0
+	return a.savePos(ctx)
+}
+
+// xaOnePhase commits the open target XA transaction in one phase (MySQL's XA COMMIT ... ONE
+// PHASE), its position written inside it.
+func (a *Applier) xaOnePhase(ctx context.Context) error {
+	if err := a.flushPending(); err != nil {
+		return err
+	}
+	if a.b.guard {
+		a.b.add("", mismatchGuard)
+	}
+	a.b.add("", a.positionSQL(a.cfg.Now()))
+	a.b.add("", "XA END "+a.xid)
+	a.b.add("XA COMMIT", "XA COMMIT "+a.xid+" ONE PHASE")
+	if err := a.flush(ctx); err != nil {
+		return err
+	}
+	a.xid, a.txOpen = "", false
+	a.committedBatch()
+	return nil
+}
+
+// xaEnd applies XA COMMIT or XA ROLLBACK of a prepared transaction, then saves the position.
+func (a *Applier) xaEnd(ctx context.Context, e *event.Event) error {
+	if err := a.commit(ctx); err != nil {
+		return err
+	}
+	verb := "XA COMMIT "
+	if e.Type == event.XARollback {
+		verb = "XA ROLLBACK "
+	}
+	maybeRan := e.Pos == a.cfg.DDLStarted
+	// The mark commits by itself (the session is in autocommit between transactions) and is
+	// fenced: a process that lost the workflow fails there, before the XA statement.
+	a.b.add("", a.ddlMarkSQL(e.Pos))
+	a.b.add(verb[:len(verb)-1], verb+e.XID)
+	err := a.flush(ctx)
+	var me *mysql.MySQLError
+	switch {
+	case err == nil:
+	case errors.As(err, &me) && me.Number == errXARB:
+		// A prepared XA transaction that changed nothing on the target (no replicated table)
+		// has nothing to commit.
+		a.cfg.Logger.Debug("XA transaction changed nothing on the target", "statement", verb+e.XID, "pos", e.Pos)
+	case errors.As(err, &me) && me.Number == errXANota && maybeRan:
+		a.cfg.Logger.Info("XA transaction already ended on the target by an attempt that ended before recording it", "statement", verb+e.XID, "pos", e.Pos)
+	case errors.As(err, &me) && me.Number == errXANota && e.Type == event.XARollback:
+		a.cfg.Logger.Info("XA ROLLBACK of a transaction not prepared on the target (prepared before the workflow's start position): nothing to undo", "xid", e.XID, "pos", e.Pos)
+	case errors.As(err, &me) && me.Number == errXANota:
+		return fmt.Errorf("%w: XA COMMIT %s at position %s: no XA transaction with this XID is prepared on the target, "+
+			"so its rows are not there (it was prepared before the workflow's start position, or ended on the target by hand); "+
+			"re-create the workflow from a snapshot taken after it: %v", ErrXA, e.XID, e.Pos, err)
+	default:
+		return err
+	}
+	a.pos, a.txTime = e.Pos, e.Timestamp
+	if e.Type == event.XACommit {
+		a.commits++
+	}
+	return a.savePos(ctx)
+}

@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bigRows and bigPayload make one source transaction of over 100 MB of binlog: 200,000 rows of
+// 896 characters.
+const (
+	bigRows    = 200000
+	bigPayload = "REPEAT(MD5(seq), 28)"
+)
+
+var (
+	plainOnce sync.Once
+	plainPath string
+	plainErr  error
+)
+
+// plainBinary is vplayer built without the race detector, whose memory overhead would hide the
+// process's own peak RSS.
+func plainBinary(t *testing.T) string {
+	t.Helper()
+	plainOnce.Do(func() {
+		plainPath = filepath.Join(filepath.Dir(binary), "vplayer-plain")
+		out, err := exec.Command("go", "build", "-o", plainPath, "github.com/vplayer/vplayer/cmd/vplayer").CombinedOutput()
+		if err != nil {
+			plainErr = fmt.Errorf("build vplayer: %v: %s", err, out)
+		}
+	})
+	if plainErr != nil {
+		t.Fatal(plainErr)
+	}
+	return plainPath
+}
+
+// peakRSS returns the process's peak resident set size (VmHWM), in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// TestBigTransaction: one source transaction of over 100 MB applies exactly once with a 5 s
+// progress deadline and no stall, in bounded memory, although applying it takes longer than the
+// deadline: the applier keeps completing round trips, which is progress, however far away its
+// COMMIT is. Then a row lock on the target inside another such transaction is still reported
+// within deadline + 1 s, and the stream recovers once it is released.
+func TestBigTransaction(t *testing.T) {
+	e := newEnv(t)
+	// The second unique key keeps the table's updates one statement per row, in source order.
+	const ddl = "CREATE TABLE big (id INT PRIMARY KEY, u INT NOT NULL UNIQUE, v VARCHAR(1000) NOT NULL, n INT NOT NULL DEFAULT 0)"
+	mustExec(t, e.src, ddl)
+	mustExec(t, e.dst, ddl)
+	mustExec(t, e.src, fmt.Sprintf("INSERT INTO big (id, u, v) SELECT seq, seq, %s FROM seq_1_to_%d", bigPayload, bigRows))
+	mustExec(t, e.dst, fmt.Sprintf("INSERT INTO big (id, u, v) SELECT seq, seq, %s FROM seq_1_to_%d", bigPayload, bigRows))
+
+	const deadline = 5 * time.Second
+	p := e.startVplayerBinary(plainBinary(t), "--vplayer-progress-deadline", deadline.String(), "--retry-delay", "1s")
+	e.waitRunning(30 * time.Second)
+
+	before := binlogSize(t, e)
+	mustExec(t, e.src, "UPDATE big SET n = n + 1, u = u + 1000000")
+	if grew := binlogSize(t, e) - before; grew < 100<<20 {
+		t.Fatalf("the source transaction wrote %d bytes of binlog, want at least 100 MB", grew)
+	}
+	start := time.Now()
+	e.waitCaughtUp(3 * time.Minute)
+	took := time.Since(start)
+	t.Logf("a %d-row, %d MB transaction applied in %v", bigRows, (binlogSize(t, e)-before)>>20, took)
+	if took < deadline {
+		t.Errorf("the transaction applied in %v, within the %v deadline: the test shows nothing; make it bigger", took, deadline)
+	}
+	e.assertEqual([]string{"big"})
+	if out := p.out.String(); strings.Contains(out, "stalled") {
+		t.Fatalf("a stall was reported while the big transaction applied:\n%s", out)
+	}
+	if rss := peakRSS(t, p.cmd.Process.Pid); rss > 64<<20 {
+		t.Errorf("peak RSS %d MiB while applying a 100 MB transaction, want at most 64 MiB", rss>>20)
+	} else {
+		t.Logf("peak RSS while applying a 100 MB transaction: %.1f MiB", float64(rss)/(1<<20))
+	}
+
+	// Another such transaction, whose last row a target session holds locked: the applier
+	// blocks near the end of the transaction, after many round trips.
+	release := e.lockRow(fmt.Sprintf("SELECT * FROM %s.big WHERE id = %d FOR UPDATE", e.db, bigRows))
+	mustExec(t, e.src, "UPDATE big SET n = n + 1")
+	e.waitBlocked("big", 3*time.Minute)
+	blocked := time.Now()
+	at, msg := e.waitMessage("applier stalled: no progress for", deadline+5*time.Second)
+	if d := at.Sub(blocked); d > deadline+time.Second {
+		t.Errorf("stall reported %v after the applier blocked, want at most deadline + 1s = %v", d, deadline+time.Second)
+	}
+	if !strings.Contains(msg, "transaction open for") {
+		t.Errorf("stall message %q does not say how long the transaction has been open", msg)
+	}
+	release()
+	e.waitCaughtUp(3 * time.Minute)
+	e.assertEqual([]string{"big"})
+	if got := e.count(e.dst, "big WHERE n = 2"); got != bigRows {
+		t.Errorf("target has %d rows updated twice, want %d", got, bigRows)
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("vplayer exited with %d, want 0", code)
+	}
+}
+
+func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func mustExecConn(t *testing.T, c *sql.Conn, q string, args ...any) {
+	t.Helper()
+	if _, err := c.ExecContext(context.Background(), q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// binlogSize returns the size of the source's binary logs, in bytes.
+func binlogSize(t *testing.T, e *env) int64 {
+	t.Helper()
+	rows, err := e.srcPool.Query("SHOW BINARY LOGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var total int64
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		var name string
+		var size int64
+		vals[0], vals[1] = &name, &size
+		for i := 2; i < len(cols); i++ {
+			vals[i] = new(sql.RawBytes)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			t.Fatal(err)
+		}
+		total += size
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
