@@ -86,7 +86,7 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		Password:        r.cfg.Password,
 		TLSConfig:       r.cfg.TLS,
 		HeartbeatPeriod: r.cfg.HeartbeatPeriod,
-		// The read timeout in force is the pace's, enforced by watchPace; go-mysql's is only the
+		// The read timeout in force is the pace's, enforced by paceWatch; go-mysql's is only the
 		// last resort, a little longer than the longest the pace allows.
 		ReadTimeout:          readTimeout(max(r.cfg.HeartbeatPeriod, MaxHeartbeatPeriod)) + 5*time.Second,
 		DisableRetrySync:     true,

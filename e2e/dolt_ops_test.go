@@ -26,7 +26,7 @@ func (e *env) assertWorkloadEqual() {
 	}
 }
 
-// TestDolt_KillResume: the vplayer binary, default flags, SIGKILLed at 3 random moments of a
+// TestDolt_KillResume: the vplayer binary with default flags, SIGKILLed at 3 random moments of a
 // workload on Dolt and started again each time: no transaction applied twice (a duplicate key
 // would fail the stream), none lost; target == source.
 func TestDolt_KillResume(t *testing.T) {
@@ -38,7 +38,7 @@ func TestDolt_KillResume(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(e.ctx())
 	defer cancel()
-	p := e.startVplayer("--source-tls-mode", "disabled")
+	p := e.startVplayer()
 	e.waitRunning(30 * time.Second)
 	wdone := make(chan error, 1)
 	go func() {
@@ -51,7 +51,7 @@ func TestDolt_KillResume(t *testing.T) {
 		if out := p.out.String(); strings.Contains(out, "Duplicate entry") {
 			t.Fatalf("kill %d: vplayer hit a duplicate key:\n%s", i, out)
 		}
-		p = e.startVplayer("--source-tls-mode", "disabled")
+		p = e.startVplayer()
 	}
 	time.Sleep(500 * time.Millisecond)
 	cancel()
@@ -78,21 +78,21 @@ func TestDolt_KillResume(t *testing.T) {
 func TestDolt_Diff(t *testing.T) {
 	e := newDoltEnv(t)
 	e.execBoth(`CREATE TABLE items (id int PRIMARY KEY, name varchar(20), price decimal(8,2))`)
-	p := e.startVplayer("--source-tls-mode", "disabled")
+	p := e.startVplayer()
 	e.waitRunning(30 * time.Second)
 	for i := 1; i <= 20; i++ {
 		e.execSource(fmt.Sprintf("INSERT INTO items VALUES (%d, 'item %d', %d.25)", i, i, i))
 	}
 	e.waitCaughtUp(60 * time.Second)
 
-	r := e.runDiff("--source-tls-mode", "disabled")
+	r := e.runDiff()
 	if r.code != 0 || !strings.Contains(r.stdout, "items: 20 rows compared: equal") || !strings.Contains(r.stdout, "the running vplayer paused there") {
 		t.Fatalf("vplayer diff on equal tables: exit %d, want 0 with items equal and the running vplayer paused\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	if _, err := e.dst.ExecContext(e.ctx(), "DELETE FROM items WHERE id = 7"); err != nil {
 		t.Fatal(err)
 	}
-	r = e.runDiff("--source-tls-mode", "disabled")
+	r = e.runDiff()
 	if r.code != 1 || !strings.Contains(r.stdout, "missing on the target: id=7\n") {
 		t.Errorf("vplayer diff with a row deleted on the target: exit %d, want 1 naming id=7\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
