@@ -38,9 +38,8 @@ func (e *env) execSource(stmts ...string) {
 	}
 }
 
-// assertEqualJSON compares table's JSON column col by value (Dolt writes every JSON number as a
-// double, so the text differs), and every other column byte for byte with compare.Tables on a
-// copy of the table without col.
+// assertJSONEqual compares table's JSON column col, row by row under key, by value: Dolt writes
+// every JSON number as a double, so the text differs. It fails on an empty source table.
 func (e *env) assertJSONEqual(table, key, col string) {
 	e.t.Helper()
 	read := func(db *sql.DB) map[string]any {
