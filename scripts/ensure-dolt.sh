@@ -27,7 +27,7 @@ version_of() {
 	root=$(mktemp -d)
 	mkdir -p "$root/.dolt"
 	echo '{"metrics.disabled":"true"}' >"$root/.dolt/config_global.json"
-	out=$(DOLT_ROOT_PATH="$root" "$1" version 2>/dev/null | sed -n 's/^dolt version //p' | head -n 1) || true
+	out=$(DOLT_ROOT_PATH="$root" DOLT_DISABLE_EVENT_FLUSH=1 "$1" version 2>/dev/null | sed -n 's/^dolt version //p' | head -n 1) || true
 	rm -rf "$root"
 	echo "$out"
 }

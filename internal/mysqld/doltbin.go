@@ -104,7 +104,7 @@ func doltVersion(ctx context.Context, binary string) (string, error) {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, binary, "version")
-	cmd.Env = append(os.Environ(), "DOLT_ROOT_PATH="+root)
+	cmd.Env = append(os.Environ(), doltEnv(root)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%s version: %w: %s", binary, err, bytes.TrimSpace(out))
@@ -156,6 +156,14 @@ func EnsureDolt(ctx context.Context, log io.Writer) (string, error) {
 		return p, err
 	}
 	return BuildDolt(ctx, log)
+}
+
+// doltEnv is the environment every dolt command runs with: its global configuration under root
+// (not the user's home), and no event flush: after each command dolt otherwise starts a detached
+// `dolt send-metrics` (whatever metrics.disabled says), which outlives the command and writes
+// under root after the caller removed it.
+func doltEnv(root string) []string {
+	return []string{"DOLT_ROOT_PATH=" + root, "DOLT_DISABLE_EVENT_FLUSH=1"}
 }
 
 // writeDoltGlobalConfig writes dolt's global configuration under root (DOLT_ROOT_PATH): the

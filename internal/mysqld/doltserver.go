@@ -74,7 +74,7 @@ func (s *Server) startDolt(ctx context.Context, serverID uint32) error {
 	if err := writeDoltGlobalConfig(l.doltHome()); err != nil {
 		return err
 	}
-	s.env = []string{"DOLT_ROOT_PATH=" + l.doltHome()}
+	s.env = doltEnv(l.doltHome())
 	// The data directory is itself a Dolt database, whose local configuration keeps the persisted
 	// variables; log_bin takes effect only at the server's start.
 	setup := []string{
