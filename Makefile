@@ -1,6 +1,8 @@
 # vplayer developer targets. `make test` needs a MariaDB or MySQL server binary (see
-# scripts/ensure-mysqld.sh) and Prometheus's promtool and server (scripts/ensure-prometheus.sh); CI runs .ci/run, which sets VPLAYER_REQUIRE_MYSQL=1 so that server
-# tests fail instead of skipping when the binary is missing.
+# scripts/ensure-mysqld.sh), Prometheus's promtool and server (scripts/ensure-prometheus.sh) and
+# the pinned dolt (scripts/ensure-dolt.sh, which builds it when missing); CI runs .ci/run, which
+# sets VPLAYER_REQUIRE_MYSQL=1 so that server tests fail instead of skipping when a binary is
+# missing.
 
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 TEST_TIMEOUT ?= 15m
@@ -12,16 +14,22 @@ endif
 ifdef VPLAYER_MYSQLD
 export VPLAYER_MYSQLD
 endif
+ifdef VPLAYER_DOLT
+export VPLAYER_DOLT
+endif
 
 .PHONY: all deps test rules vet build demo bench
 
 all: vet build test
 
 # deps makes sure a server binary and Prometheus are installed (installs mariadb-server and
-# prometheus as root with apt-get).
+# prometheus as root with apt-get), and the pinned dolt, the MySQL-flavour source of e2e's Dolt
+# suite (built with go install into the user's cache directory when missing: about 5 minutes on
+# 2 cores, once).
 deps:
 	@scripts/ensure-mysqld.sh
 	@scripts/ensure-prometheus.sh
+	@scripts/ensure-dolt.sh
 
 # rules checks the alert rules and runs their unit tests.
 RULES := deploy/prometheus/vplayer-rules.yml

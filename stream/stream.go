@@ -42,6 +42,7 @@ type Attempt struct {
 	Relay     *relaylog.Log
 	Applier   *applier.Applier
 	Heartbeat *heartbeat.Recorder
+	Reader    *binlog.Reader
 }
 
 // Stream runs one workflow.
@@ -374,7 +375,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		AfterDDL:     s.cfg.AfterDDL,
 	})
 	if s.cfg.OnStart != nil {
-		s.cfg.OnStart(&Attempt{Relay: relay, Applier: app, Heartbeat: hb})
+		s.cfg.OnStart(&Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader})
 	}
 	dog := stall.New(stall.Config{ProgressDeadline: s.cfg.ProgressDeadline, HeartbeatInterval: s.cfg.HeartbeatInterval},
 		stall.ProbeFunc(func() stall.Snapshot {
