@@ -48,12 +48,15 @@ vet:
 build:
 	$(GO) build -o bin/vplayer ./cmd/vplayer
 
-demo: deps
+# demo and bench need only the MariaDB server, not test's Prometheus and dolt.
+demo:
+	@scripts/ensure-mysqld.sh
 	$(GO) run ./cmd/vplayer demo
 
 # bench times vplayer against native replication on local servers (several minutes) and writes
 # bench/results/*.json; BENCH_FLAGS=--quick runs it in about a minute. Its quick mode also runs
 # inside `make test` (bench/bench_test.go).
 BENCH_FLAGS ?=
-bench: deps
+bench:
+	@scripts/ensure-mysqld.sh
 	$(GO) run ./cmd/vplayer bench $(BENCH_FLAGS)
