@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
 	"github.com/vplayer/vplayer/sqlq"
@@ -182,18 +181,6 @@ func doltSameValue(typ string, a, b sql.NullString) bool {
 		return err1 == nil && err2 == nil && x == y
 	}
 	return a.String == b.String
-}
-
-// waitFor polls cond every 50ms until it holds, failing after timeout with what.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // gtidCount returns the number of transactions in a MySQL GTID set text ("uuid:1-5:7,uuid2:3").

@@ -656,7 +656,7 @@ func (s *Stream) sourceJSON() string {
 	return string(b)
 }
 
-// setState, setMessage and addLog write the record over the pool with a bounded wait: the record
+// setState and addLog write the record over the pool with a bounded wait: the record
 // row may be locked, and the error path must not hang behind it.
 func (s *Stream) setState(state, msg string) {
 	s.notifyState(state)
@@ -664,14 +664,6 @@ func (s *Stream) setState(state, msg string) {
 	defer cancel()
 	if err := s.lease.SetState(ctx, state, msg); err != nil {
 		s.log.Warn("could not record the workflow state", "state", state, "error", err)
-	}
-}
-
-func (s *Stream) setMessage(msg string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := s.lease.SetMessage(ctx, msg); err != nil {
-		s.log.Warn("could not record the error in the workflow's message", "error", err)
 	}
 }
 
