@@ -40,10 +40,13 @@ rules: deps
 test: deps rules
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
+# staticcheck is run at a pinned version through the module proxy (go run fetches it once).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 vet:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 build:
 	$(GO) build -o bin/vplayer ./cmd/vplayer
