@@ -65,8 +65,8 @@ func (e *env) openTrx(id int64) (open, idle bool) {
 	return rows > 0, command == "Sleep"
 }
 
-// waitLockWait waits until target connection id waits on a row lock.
-func (e *env) waitLockWait(id int64, timeout time.Duration) {
+// waitSessionLockWait waits until target connection id waits on a row lock.
+func (e *env) waitSessionLockWait(id int64, timeout time.Duration) {
 	e.t.Helper()
 	// INNODB_TRX is a cache the server refreshes only when it was last read over 0.1s ago.
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(150 * time.Millisecond) {
@@ -174,7 +174,7 @@ func (e *env) takeover(ownerTarget string, freeze, thaw func(a *proc), isFrozen 
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	e.waitLockWait(session, 30*time.Second)
+	e.waitSessionLockWait(session, 30*time.Second)
 	freeze(a)
 	frozenAt := time.Now()
 	mustExecConn(t, lock, "ROLLBACK")

@@ -103,7 +103,9 @@ func (s *Stream) recordSourceSession(connID uint32) error {
 	defer cancel()
 	boot, err := workflow.BootTime(ctx, s.cfg.Source.Pool)
 	if err != nil {
-		return fmt.Errorf("record the binlog connection: source: %w", err)
+		// A source that does not tell its uptime (Dolt): its connection cannot be named safely
+		// for the next owner, but the lease is still checked before the replica registers.
+		return s.lease.Check(ctx)
 	}
 	return s.lease.RecordSourceSession(ctx, boot, int64(connID))
 }
