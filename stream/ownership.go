@@ -86,7 +86,7 @@ func (s *Stream) endPreviousSource(ctx context.Context, lease *workflow.Lease) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, ownershipCheckTimeout)
 	defer cancel()
-	ended, err := workflow.KillSessions(cctx, s.cfg.Source.Pool, prev)
+	ended, err := workflow.KillSessions(cctx, s.cfg.Source.Pool, prev, workflow.BinlogDumps)
 	if len(ended) > 0 {
 		s.log.Info("ended the previous owner's binlog connection on the source", "connection_ids", fmt.Sprint(ended))
 	}

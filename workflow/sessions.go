@@ -128,14 +128,25 @@ func (s *Store) endExpiredOwner(ctx context.Context, conn *sql.Conn, id int64) (
 	if !expired {
 		return nil, "", nil
 	}
-	ended, err = KillSessions(ctx, conn, sessions.String)
+	ended, err = KillSessions(ctx, conn, sessions.String, AnySession)
 	return ended, src.String, err
 }
 
+// Which sessions KillSessions may kill.
+const (
+	// AnySession is every recorded session: the target's, which are the owner's own.
+	AnySession = ""
+	// BinlogDumps is only the source's binlog dump threads (processlist command "Binlog Dump"
+	// or "Binlog Dump GTID"): a source that shows its replicas otherwise (Dolt) is left alone.
+	BinlogDumps = "Binlog Dump%"
+)
+
 // KillSessions kills the connections of a recorded sessions value on the server db, if they are
-// of the server's current run, and returns the ids it killed; a connection already gone is no
+// of the server's current run and, unless command is AnySession, the processlist shows them
+// running a command LIKE command (or already Killed but not gone: a dump thread blocked writing
+// to a frozen client, which a KILL CONNECTION does end); it returns the ids it killed. A connection already gone is no
 // error.
-func KillSessions(ctx context.Context, db server, sessions string) (ended []int64, err error) {
+func KillSessions(ctx context.Context, db server, sessions, command string) (ended []int64, err error) {
 	recBoot, ids, ok := parseSessions(sessions)
 	if !ok {
 		return nil, nil
@@ -149,6 +160,16 @@ func KillSessions(ctx context.Context, db server, sessions string) (ended []int6
 	}
 	var errs []error
 	for _, cid := range ids {
+		if command != AnySession {
+			var n int
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND (COMMAND LIKE ? OR COMMAND = 'Killed')", cid, command).Scan(&n); err != nil {
+				errs = append(errs, fmt.Errorf("look for connection %d of the previous owner: %w", cid, err))
+				continue
+			}
+			if n == 0 {
+				continue
+			}
+		}
 		_, kerr := db.ExecContext(ctx, "KILL CONNECTION "+strconv.FormatInt(cid, 10))
 		var me *mysql.MySQLError
 		switch {
