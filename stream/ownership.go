@@ -101,6 +101,13 @@ func (s *Stream) endPreviousSource(ctx context.Context, lease *workflow.Lease) {
 func (s *Stream) recordSourceSession(connID uint32) error {
 	ctx, cancel := context.WithTimeout(context.Background(), ownershipCheckTimeout)
 	defer cancel()
+	if s.flavor != "mariadb" {
+		// Only MariaDB sources are known to keep a frozen replica's dump thread and to end it
+		// cleanly on KILL; a Dolt source's binary log broke for later replicas when its
+		// replication connection was killed. Elsewhere the lease is still checked before the
+		// replica registers, and the connection is not recorded.
+		return s.lease.Check(ctx)
+	}
 	boot, err := workflow.BootTime(ctx, s.cfg.Source.Pool)
 	if err != nil {
 		// A source that does not tell its uptime (Dolt): its connection cannot be named safely
