@@ -168,7 +168,11 @@ type Applier struct {
 	fold      fold
 	xid       string // the XID of the open target XA transaction, empty when none
 	xaSkip    bool   // the open XA transaction is already prepared on the target: skip its rows
-	maxBatch  int
+	// xaSessions are the sessions of the XA transactions this attempt opened, by XID: a session
+	// that prepared one can do nothing else until it ends it.
+	xaSessions map[string]xaSession
+	mainFKOff  bool // the main session's fkOff while an XA session is the current one
+	maxBatch   int
 	// maxPacket is the largest round trip the target accepts: its max_allowed_packet, less room
 	// for the protocol's own bytes.
 	maxPacket int
@@ -206,7 +210,6 @@ func New(cfg Config) *Applier {
 		cfg.ExecMode = ExecModeStrict
 	}
 	a := &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
-	a.b.guard = cfg.ExecMode == ExecModeStrict
 	return a
 }
 
@@ -295,25 +298,47 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 }
 
 func (a *Applier) connect(ctx context.Context) error {
+	conn, id, maxPacket, err := a.openSession(ctx)
+	if err != nil {
+		return err
+	}
+	a.conn, a.connID = conn, id
+	a.maxPacket = maxPacket - packetOverhead
+	a.fkOff = false
+	return nil
+}
+
+// openSession opens a target session set up for applying, and returns its connection id and
+// the server's max_allowed_packet.
+func (a *Applier) openSession(ctx context.Context) (*sql.Conn, int64, int, error) {
 	conn, err := a.cfg.DB.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("connect to target: %w", err)
+		return nil, 0, 0, fmt.Errorf("connect to target: %w", err)
 	}
 	for _, q := range sessionSetup {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			conn.Close()
-			return fmt.Errorf("set up target session (%s): %w", q, err)
+			return nil, 0, 0, fmt.Errorf("set up target session (%s): %w", q, err)
 		}
 	}
+	var id int64
 	var maxPacket int
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&a.connID, &maxPacket); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&id, &maxPacket); err != nil {
 		conn.Close()
-		return fmt.Errorf("read target connection id: %w", err)
+		return nil, 0, 0, fmt.Errorf("read target connection id: %w", err)
 	}
-	a.maxPacket = maxPacket - packetOverhead
-	a.conn = conn
-	a.fkOff = false
-	return nil
+	return conn, id, maxPacket, nil
+}
+
+// kill ends the target session id over another connection, so that what it holds goes at once.
+func (a *Applier) kill(id int64) {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(context.Background()), 2*time.Second)
+	_, kerr := a.cfg.DB.ExecContext(kctx, "KILL "+strconv.FormatInt(id, 10))
+	cancel()
+	var me *mysql.MySQLError
+	if kerr != nil && !(errors.As(kerr, &me) && me.Number == 1094) { // 1094: unknown thread id: already gone
+		a.cfg.Logger.Warn("could not kill the applier's target connection", "connection_id", id, "error", kerr)
+	}
 }
 
 // foreignKeys makes the session's foreign_key_checks what the statements that follow in the
@@ -335,17 +360,12 @@ func (a *Applier) foreignKeys(off bool) {
 // another connection first: closing the client side alone leaves a statement that waits on a lock
 // running, with its locks held.
 func (a *Applier) release(cause error) {
+	a.releaseXA()
 	if a.conn == nil {
 		return
 	}
 	if cause != nil && (a.txOpen || !errors.Is(cause, ErrStopPosition)) {
-		kctx, cancel := context.WithTimeout(context.WithoutCancel(context.Background()), 2*time.Second)
-		_, kerr := a.cfg.DB.ExecContext(kctx, "KILL "+strconv.FormatInt(a.connID, 10))
-		cancel()
-		var me *mysql.MySQLError
-		if kerr != nil && !(errors.As(kerr, &me) && me.Number == 1094) { // 1094: unknown thread id: already gone
-			a.cfg.Logger.Warn("could not kill the applier's target connection", "connection_id", a.connID, "error", kerr)
-		}
+		a.kill(a.connID)
 		a.conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
 	a.conn.Close()
@@ -458,9 +478,6 @@ func (a *Applier) openTx() error {
 		return nil
 	}
 	a.b.add("", "BEGIN")
-	if a.b.guard {
-		a.b.add("", "SET "+mismatchVar+" = 0")
-	}
 	a.txOpen = true
 	a.txnSince.Store(a.cfg.Now().UnixNano())
 	return nil

@@ -46,7 +46,7 @@ func (a *Applier) send(ctx context.Context, first, last int) error {
 	q := string(a.b.buf[a.b.starts[first]:a.b.end(last-1)])
 	q = strings.TrimSuffix(q, ";")
 	var affected []int64
-	err := a.conn.Raw(func(dc any) error {
+	err := a.session().Raw(func(dc any) error {
 		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
 		if err != nil {
 			return err
@@ -64,9 +64,6 @@ func (a *Applier) send(ctx context.Context, first, last int) error {
 		}
 		if workflow.IsFenceViolation(err) {
 			return &workflow.FenceError{Err: err}
-		}
-		if c, ok := a.guardFailed(ctx, err); ok {
-			return a.mismatchError(ctx, c, -1)
 		}
 		if me := a.duplicateKey(err, shape); me != nil {
 			return me
@@ -132,8 +129,8 @@ func (a *Applier) commit(ctx context.Context) error {
 		return err
 	}
 	now := a.cfg.Now()
-	if a.b.guard {
-		a.b.add("", mismatchGuard)
+	if err := a.checkBeforeCommit(ctx); err != nil {
+		return err
 	}
 	a.b.add("", a.positionSQL(now))
 	if a.cfg.BeforeCommit != nil {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/vplayer/vplayer/event"
 )
 
@@ -140,36 +138,21 @@ type check struct {
 	gtid   string
 }
 
-// mismatchVar is the session variable in which, in strict mode, the statements that follow
-// checked ones record the first check that failed (its index in the batch, plus one), so that the
-// guard before COMMIT fails the transaction on the server, in the same round trip.
-const mismatchVar = "@_vplayer_mismatch"
-
-// mismatchGuard fails (error 1242, a subquery of two rows) when a check of the transaction failed.
-const mismatchGuard = "SET @_vplayer_guard = (SELECT 1 UNION ALL SELECT 2 FROM DUAL WHERE " + mismatchVar + " <> 0)"
-
-// expect makes the statement just begun in b carry c. With b.guard, a statement follows that
-// records in mismatchVar whether it did.
+// expect makes the statement just begun in b carry c.
 func (b *batch) expect(c check) {
 	c.stmt = b.n - 1
 	b.checks = append(b.checks, c)
-	if b.guard && c.want > 0 {
-		b.add("", fmt.Sprintf("SET %[1]s = IF(%[1]s = 0 AND ROW_COUNT() <> %[2]d, %[3]d, %[1]s)", mismatchVar, c.want, len(b.checks)))
-	}
 }
 
-// guardFailed reports whether err is the mismatch guard failing, and if so which check of the
-// batch failed, as mismatchVar says on the still open transaction.
-func (a *Applier) guardFailed(ctx context.Context, err error) (*check, bool) {
-	var me *mysql.MySQLError
-	if !a.b.guard || !errors.As(err, &me) || me.Number != 1242 {
-		return nil, false
+// checkBeforeCommit sends, in strict mode, the checked statements the batch holds before the
+// statement that would commit them is added: their counts come back with the round trip, and
+// a mismatch must be found while the transaction can still be rolled back. One round trip more
+// per commit that holds checked statements; none in idempotent mode, which only counts.
+func (a *Applier) checkBeforeCommit(ctx context.Context) error {
+	if a.cfg.ExecMode != ExecModeStrict || len(a.b.checks) == 0 {
+		return nil
 	}
-	var i int
-	if a.conn.QueryRowContext(ctx, "SELECT "+mismatchVar).Scan(&i) != nil || i < 1 || i > len(a.b.checks) {
-		return nil, false
-	}
-	return &a.b.checks[i-1], true
+	return a.flush(ctx)
 }
 
 // keyLiterals returns c's key literals, computing them from its rows if need be.
@@ -225,7 +208,7 @@ func (a *Applier) verify(ctx context.Context, checks []check, first int, affecte
 	return nil
 }
 
-// mismatchError describes c's mismatch of n rows (n < 0: unknown). When the statement held several keys, it
+// mismatchError describes c's mismatch of n rows. When the statement held several keys, it
 // asks the target (over another connection, so outside this transaction) which of them are
 // absent, or present for an INSERT: the committed state, which is what the statement met unless
 // an earlier statement of this same transaction had changed the key.
@@ -235,7 +218,7 @@ func (a *Applier) mismatchError(ctx context.Context, c *check, n int64) error {
 	if e.Key == "" {
 		e.Key = "(every column)"
 	}
-	if len(keys) == 1 || (n > 0 && int64(len(keys)) == n) {
+	if len(keys) == 1 || int64(len(keys)) == n {
 		e.Keys, e.Exact = keys, true
 		return e
 	}
@@ -249,7 +232,7 @@ func (a *Applier) mismatchError(ctx context.Context, c *check, n int64) error {
 				exact = append(exact, k)
 			}
 		}
-		if len(exact) > 0 && (n < 0 || int64(len(exact)) == n) {
+		if int64(len(exact)) == n {
 			e.Keys, e.Exact = exact, true
 			return e
 		}

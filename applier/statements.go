@@ -13,7 +13,6 @@ type batch struct {
 	starts []int    // offset in buf where each statement starts
 	shapes []string // distinct shapes, first few
 	checks []check  // what checked statements must affect, in statement order
-	guard  bool     // strict --exec-mode: each check is followed by its record in mismatchVar
 }
 
 const maxShapes = 3

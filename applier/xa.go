@@ -2,8 +2,11 @@ package applier
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -17,6 +20,11 @@ import (
 // the order. The position after the PREPARE is saved in a transaction of its own, since a
 // position written inside the XA transaction would hold the record's row until its COMMIT.
 //
+// A session that prepared an XA transaction can do nothing but end it (XAER_RMFAIL), so each XA
+// transaction gets a session of its own, kept until its XA COMMIT or ROLLBACK in this attempt.
+// When the attempt ends first, its XA sessions are killed: a prepared XA transaction outlives its
+// session, detached, and a later attempt ends it from its main session.
+//
 // Crash safety, at every instant:
 //   - ended after the target's XA PREPARE, before its position was saved: the retry's XA START
 //     of the same XID fails with XAER_DUPID (1440), the XA transaction is there, and its rows
@@ -27,12 +35,54 @@ import (
 //     XID the target never prepared (prepared before the workflow's start position) is a
 //     terminal error: its rows cannot be applied.
 
+// xaDetachPolls and xaDetachPoll bound the wait for a prepared XA transaction whose session
+// (of an earlier attempt) is being killed: until the server has detached it, other sessions
+// cannot see it.
+const (
+	xaDetachPolls = 20
+	xaDetachPoll  = 100 * time.Millisecond
+)
+
+// isXANota reports whether err is XAER_NOTA, an unknown XID.
+func isXANota(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == errXANota
+}
+
 // XA error numbers.
 const (
 	errXADupID = 1440 // XAER_DUPID: the XID already exists
 	errXANota  = 1397 // XAER_NOTA: unknown XID
 	errXARB    = 1402 // XA_RBROLLBACK: the branch was rolled back (one that changed nothing)
 )
+
+// xaSession is the target session of one XA transaction.
+type xaSession struct {
+	conn *sql.Conn
+	id   int64
+}
+
+// session is where the batch goes: the open XA transaction's session, else the main one.
+func (a *Applier) session() *sql.Conn {
+	if a.xid != "" && !a.xaSkip {
+		if s, ok := a.xaSessions[a.xid]; ok {
+			return s.conn
+		}
+	}
+	return a.conn
+}
+
+// releaseXA ends the XA sessions of the attempt: killed, so that a prepared transaction is
+// detached for the next attempt (and one not yet prepared rolls back).
+func (a *Applier) releaseXA() {
+	for xid, s := range a.xaSessions {
+		a.kill(s.id)
+		s.conn.Raw(func(any) error { return driver.ErrBadConn })
+		s.conn.Close()
+		delete(a.xaSessions, xid)
+	}
+	a.xid, a.xaSkip = "", false
+}
 
 // ErrXA is wrapped by the terminal errors of XA transactions that vplayer cannot apply exactly.
 var ErrXA = errors.New("XA transaction cannot be applied")
@@ -43,26 +93,43 @@ func (a *Applier) xaStart(ctx context.Context, e *event.Event) error {
 	if err := a.commit(ctx); err != nil {
 		return err
 	}
-	a.b.add("", "XA START "+e.XID)
-	if a.b.guard {
-		a.b.add("", "SET "+mismatchVar+" = 0")
+	conn, id, _, err := a.openSession(ctx)
+	if err != nil {
+		return err
 	}
-	err := a.flush(ctx)
+	if a.xaSessions == nil {
+		a.xaSessions = map[string]xaSession{}
+	}
+	a.xaSessions[e.XID] = xaSession{conn: conn, id: id}
+	a.xid, a.xaSkip = e.XID, false
+	a.mainFKOff, a.fkOff = a.fkOff, false // the new session runs with the checks on
+	a.b.add("", "XA START "+e.XID)
+	err = a.flush(ctx)
 	var me *mysql.MySQLError
 	switch {
 	case err == nil:
-		a.xaSkip = false
 	case errors.As(err, &me) && me.Number == errXADupID:
 		// An earlier attempt prepared it and ended before saving the position after it.
 		a.cfg.Logger.Info("XA transaction already prepared on the target by an earlier attempt; not applying its rows again", "xid", e.XID, "gtid", e.GTID)
+		a.closeXASession(e.XID)
 		a.xaSkip = true
 	default:
 		return err
 	}
-	a.xid = e.XID
 	a.txOpen = true
 	a.txnSince.Store(a.cfg.Now().UnixNano())
 	return nil
+}
+
+// closeXASession returns the session of XA transaction xid, which holds none now, to the pool.
+func (a *Applier) closeXASession(xid string) {
+	if s, ok := a.xaSessions[xid]; ok {
+		s.conn.Close()
+		delete(a.xaSessions, xid)
+	}
+	if a.xid == xid {
+		a.fkOff = a.mainFKOff
+	}
 }
 
 // xaPrepare prepares the open target XA transaction, then saves the position after it.
@@ -71,8 +138,8 @@ func (a *Applier) xaPrepare(ctx context.Context, e *event.Event) error {
 		if err := a.flushPending(); err != nil {
 			return err
 		}
-		if a.b.guard {
-			a.b.add("", mismatchGuard)
+		if err := a.checkBeforeCommit(ctx); err != nil {
+			return err
 		}
 		if a.cfg.Lease != nil {
 			a.b.add("", a.cfg.Lease.FenceCheckSQL())
@@ -82,6 +149,7 @@ func (a *Applier) xaPrepare(ctx context.Context, e *event.Event) error {
 		if err := a.flush(ctx); err != nil {
 			return err
 		}
+		a.fkOff = a.mainFKOff // the XA session stays with its prepared transaction
 	}
 	a.xid, a.xaSkip, a.txOpen = "", false, false
 	a.pos, a.txTime = e.Pos, e.Timestamp
@@ -95,8 +163,8 @@ func (a *Applier) xaOnePhase(ctx context.Context) error {
 	if err := a.flushPending(); err != nil {
 		return err
 	}
-	if a.b.guard {
-		a.b.add("", mismatchGuard)
+	if err := a.checkBeforeCommit(ctx); err != nil {
+		return err
 	}
 	a.b.add("", a.positionSQL(a.cfg.Now()))
 	a.b.add("", "XA END "+a.xid)
@@ -104,6 +172,7 @@ func (a *Applier) xaOnePhase(ctx context.Context) error {
 	if err := a.flush(ctx); err != nil {
 		return err
 	}
+	a.closeXASession(a.xid)
 	a.xid, a.txOpen = "", false
 	a.committedBatch()
 	return nil
@@ -122,8 +191,30 @@ func (a *Applier) xaEnd(ctx context.Context, e *event.Event) error {
 	// The mark commits by itself (the session is in autocommit between transactions) and is
 	// fenced: a process that lost the workflow fails there, before the XA statement.
 	a.b.add("", a.ddlMarkSQL(e.Pos))
-	a.b.add(verb[:len(verb)-1], verb+e.XID)
-	err := a.flush(ctx)
+	var err error
+	if s, ok := a.xaSessions[e.XID]; ok {
+		// Prepared by this attempt: its own session ends it.
+		if err = a.flush(ctx); err != nil {
+			return err
+		}
+		_, err = s.conn.ExecContext(ctx, verb+e.XID)
+		if err == nil {
+			a.closeXASession(e.XID)
+		}
+	} else {
+		a.b.add(verb[:len(verb)-1], verb+e.XID)
+		err = a.flush(ctx)
+		for i := 0; i < xaDetachPolls && isXANota(err) && !maybeRan; i++ {
+			// The session of an earlier attempt that prepared it may not have been detached
+			// from it yet: its kill is asynchronous.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(xaDetachPoll):
+			}
+			_, err = a.conn.ExecContext(ctx, verb+e.XID)
+		}
+	}
 	var me *mysql.MySQLError
 	switch {
 	case err == nil:

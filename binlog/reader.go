@@ -384,7 +384,7 @@ const (
 )
 
 // mariaXID decodes the XID of a MariaDB GTID event (the whole event, header included) of an XA
-// event group, as SQL: X'<gtrid>',X'<bqual>',<formatID>. After the 19-byte header: seq_no (8),
+// event group, as SQL: x'<gtrid>',x'<bqual>',<formatID>, in the lower case of xaStatement. After the 19-byte header: seq_no (8),
 // domain id (4), flags (1), the commit id (8) when flagged, then formatID (4), the lengths of
 // gtrid and bqual (1 each) and their bytes.
 func mariaXID(raw []byte) (string, error) {
@@ -410,7 +410,7 @@ func mariaXID(raw []byte) (string, error) {
 	if gl > 64 || bl > 64 || len(b) < gl+bl {
 		return "", fmt.Errorf("XID of %d+%d bytes in %d", gl, bl, len(b))
 	}
-	return fmt.Sprintf("X'%X',X'%X',%d", b[:gl], b[gl:gl+bl], format), nil
+	return fmt.Sprintf("x'%x',x'%x',%d", b[:gl], b[gl:gl+bl], format), nil
 }
 
 // xaPrepare closes the open XA transaction as prepared.
@@ -449,7 +449,9 @@ func xaStatement(q string) (verb, xid string, ok bool) {
 		return "", "", false
 	}
 	xid = strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(xid, "/*!*/")), ";")
-	return verb, xid, xid != ""
+	// Sources write it as hex literals and a number (X'61',X'',1): one case, so that the XID of
+	// a transaction's XA START (MariaDB: from its GTID event) and of its XA COMMIT compare equal.
+	return verb, strings.ToLower(xid), xid != ""
 }
 
 func (t *translator) commit(h *replication.EventHeader) {

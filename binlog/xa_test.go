@@ -15,11 +15,11 @@ func TestXAStatement(t *testing.T) {
 		verb, xid string
 		ok        bool
 	}{
-		{"XA START X'61',X'',1", "START", "X'61',X'',1", true},
-		{"xa end X'61',X'',1", "END", "X'61',X'',1", true},
-		{"XA COMMIT X'6162',X'6364',7", "COMMIT", "X'6162',X'6364',7", true},
-		{"XA COMMIT X'61',X'',1 ONE PHASE", "COMMIT ONE PHASE", "X'61',X'',1", true},
-		{"XA ROLLBACK X'62',X'',1", "ROLLBACK", "X'62',X'',1", true},
+		{"XA START X'61',X'',1", "START", "x'61',x'',1", true},
+		{"xa end X'61',X'',1", "END", "x'61',x'',1", true},
+		{"XA COMMIT X'6162',X'6364',7", "COMMIT", "x'6162',x'6364',7", true},
+		{"XA COMMIT X'6A',X'',1 ONE PHASE", "COMMIT ONE PHASE", "x'6a',x'',1", true},
+		{"XA ROLLBACK X'62',X'',1", "ROLLBACK", "x'62',x'',1", true},
 		{"XA RECOVER", "", "", false},
 		{"XAB", "", "", false},
 		{"ALTER TABLE xa ADD c INT", "", "", false},
@@ -54,8 +54,8 @@ func TestMariaXID(t *testing.T) {
 		raw  []byte
 		want string
 	}{
-		{"string xid", mariaGTIDRaw(mariaFlagPreparedXA, false, 1, "a", ""), "X'61',X'',1"},
-		{"binary xid, group commit id", mariaGTIDRaw(mariaFlagPreparedXA|mariaFlagGroupCommitID, true, 7, "ab", "cd"), "X'6162',X'6364',7"},
+		{"string xid", mariaGTIDRaw(mariaFlagPreparedXA, false, 1, "a", ""), "x'61',x'',1"},
+		{"binary xid, group commit id", mariaGTIDRaw(mariaFlagPreparedXA|mariaFlagGroupCommitID, true, 7, "ab", "cd"), "x'6162',x'6364',7"},
 	}
 	for _, tt := range tests {
 		got, err := mariaXID(tt.raw)

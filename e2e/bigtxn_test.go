@@ -111,7 +111,11 @@ func TestBigTransaction(t *testing.T) {
 	mustExec(t, e.src, "UPDATE big SET n = n + 1")
 	e.waitBlocked("big", 3*time.Minute)
 	blocked := time.Now()
-	at, msg := e.waitMessage("applier stalled: no progress for", deadline+5*time.Second)
+	// The reader is blocked on the full relay log too, so the message may carry 4.1's text.
+	at, msg := e.waitMessage(stalledText, deadline+5*time.Second)
+	if !strings.Contains(msg, "applier stalled: no progress for") && !strings.Contains(msg, "relay log I/O stalled") {
+		t.Errorf("stall message %q names neither detector", msg)
+	}
 	if d := at.Sub(blocked); d > deadline+time.Second {
 		t.Errorf("stall reported %v after the applier blocked, want at most deadline + 1s = %v", d, deadline+time.Second)
 	}

@@ -53,7 +53,7 @@ type Snapshot struct {
 // err is a *[Error] or nil. When err is nil, next is the earliest instant
 // after now at which a condition in s could fire, or the zero time when none
 // is pending; when err is non-nil, next is the zero time.
-func Check(cfg Config, s Snapshot, now time.Time) (err error, next time.Time) {
+func Check(cfg Config, s Snapshot, now time.Time) (next time.Time, err error) {
 	var relayAt, workAt, heartbeatAt time.Time
 	if cfg.ProgressDeadline > 0 {
 		if !s.RelayBlockedSince.IsZero() {
@@ -80,16 +80,16 @@ func Check(cfg Config, s Snapshot, now time.Time) (err error, next time.Time) {
 		if !s.TxnSince.IsZero() {
 			e.TxnFor = max(now.Sub(s.TxnSince), 0)
 		}
-		return e, time.Time{}
+		return time.Time{}, e
 	}
 	if reached(heartbeatAt, now) {
-		return &Error{
+		return time.Time{}, &Error{
 			Detector: Heartbeat,
 			For:      now.Sub(s.HeartbeatSince),
 			Cause:    fmt.Errorf("recording took longer than %v", cfg.HeartbeatInterval),
-		}, time.Time{}
+		}
 	}
-	return nil, earliest(relayAt, workAt, heartbeatAt)
+	return earliest(relayAt, workAt, heartbeatAt), nil
 }
 
 // reached reports whether the deadline at is set and not after now.

@@ -232,7 +232,7 @@ func TestCheck(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err, next := Check(tc.cfg, tc.snap, tc.now)
+			next, err := Check(tc.cfg, tc.snap, tc.now)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Check()=%v, want nil", err)

@@ -22,10 +22,10 @@ func ExampleCheck() {
 		StatementSince:    t0.Add(-2 * time.Second),
 	}
 
-	err, next := stall.Check(cfg, s, t0.Add(time.Minute))
+	next, err := stall.Check(cfg, s, t0.Add(time.Minute))
 	fmt.Println(err, next.Format(time.TimeOnly))
 
-	err, _ = stall.Check(cfg, s, next)
+	_, err = stall.Check(cfg, s, next)
 	fmt.Println(err)
 	var e *stall.Error
 	if errors.As(err, &e) {

@@ -83,7 +83,7 @@ func (w *Watchdog) Run(ctx context.Context) error {
 			return nil
 		}
 		now := time.Now()
-		err, next := Check(w.cfg, w.probe.Snapshot(), now)
+		next, err := Check(w.cfg, w.probe.Snapshot(), now)
 		if err != nil {
 			return err
 		}
