@@ -1,6 +1,8 @@
 # vplayer developer targets. `make test` needs a MariaDB or MySQL server binary (see
-# scripts/ensure-mysqld.sh) and Prometheus's promtool and server (scripts/ensure-prometheus.sh); CI runs .ci/run, which sets VPLAYER_REQUIRE_MYSQL=1 so that server
-# tests fail instead of skipping when the binary is missing.
+# scripts/ensure-mysqld.sh), Prometheus's promtool and server (scripts/ensure-prometheus.sh) and
+# the pinned dolt (scripts/ensure-dolt.sh, which builds it when missing); CI runs .ci/run, which
+# sets VPLAYER_REQUIRE_MYSQL=1 so that server tests fail instead of skipping when a binary is
+# missing.
 
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 TEST_TIMEOUT ?= 15m
@@ -12,16 +14,22 @@ endif
 ifdef VPLAYER_MYSQLD
 export VPLAYER_MYSQLD
 endif
+ifdef VPLAYER_DOLT
+export VPLAYER_DOLT
+endif
 
 .PHONY: all deps test rules vet build demo bench
 
 all: vet build test
 
 # deps makes sure a server binary and Prometheus are installed (installs mariadb-server and
-# prometheus as root with apt-get).
+# prometheus as root with apt-get), and the pinned dolt, the MySQL-flavour source of e2e's Dolt
+# suite (built with go install into the user's cache directory when missing: about 5 minutes on
+# 2 cores, once).
 deps:
 	@scripts/ensure-mysqld.sh
 	@scripts/ensure-prometheus.sh
+	@scripts/ensure-dolt.sh
 
 # rules checks the alert rules and runs their unit tests.
 RULES := deploy/prometheus/vplayer-rules.yml
@@ -32,20 +40,26 @@ rules: deps
 test: deps rules
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
+# staticcheck is run at a pinned version through the module proxy (go run fetches it once).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 vet:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 build:
 	$(GO) build -o bin/vplayer ./cmd/vplayer
 
-demo: deps
+# demo and bench need only the MariaDB server, not test's Prometheus and dolt.
+demo:
+	@scripts/ensure-mysqld.sh
 	$(GO) run ./cmd/vplayer demo
 
 # bench times vplayer against native replication on local servers (several minutes) and writes
 # bench/results/*.json; BENCH_FLAGS=--quick runs it in about a minute. Its quick mode also runs
 # inside `make test` (bench/bench_test.go).
 BENCH_FLAGS ?=
-bench: deps
+bench:
+	@scripts/ensure-mysqld.sh
 	$(GO) run ./cmd/vplayer bench $(BENCH_FLAGS)

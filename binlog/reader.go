@@ -6,12 +6,14 @@ package binlog
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -35,8 +37,9 @@ type Config struct {
 	// ServerID is the replica server id vplayer registers with; it must be unique among the
 	// source's replicas and not zero.
 	ServerID uint32
-	// HeartbeatPeriod is how often the idle source sends a heartbeat event. The read timeout is
-	// three periods plus a second.
+	// HeartbeatPeriod is how often the idle source is asked to send a heartbeat event. The read
+	// timeout is three periods plus a second; a source that sends heartbeats less often than
+	// asked gets three of its own periods (see pace), up to MaxHeartbeatPeriod.
 	HeartbeatPeriod time.Duration
 	// Filter selects the replicated tables.
 	Filter *Filter
@@ -52,7 +55,8 @@ type Sink interface {
 
 // Reader streams one source's binlog into a Sink.
 type Reader struct {
-	cfg Config
+	cfg   Config
+	stats Stats
 }
 
 // NewReader returns a reader for cfg. It connects nothing until Run.
@@ -68,16 +72,23 @@ func NewReader(cfg Config) *Reader {
 // a broken connection is an error, and the caller restarts from the applied position with a new
 // Run, which starts a new syncer.
 func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
+	var option func(*client.Conn) error
+	if start.Flavor == FlavorMySQL {
+		option = throughGTID
+	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID:             r.cfg.ServerID,
-		Flavor:               r.cfg.Flavor,
-		Host:                 r.cfg.Host,
-		Port:                 r.cfg.Port,
-		User:                 r.cfg.User,
-		Password:             r.cfg.Password,
-		TLSConfig:            r.cfg.TLS,
-		HeartbeatPeriod:      r.cfg.HeartbeatPeriod,
-		ReadTimeout:          3*r.cfg.HeartbeatPeriod + time.Second,
+		Option:          option,
+		ServerID:        r.cfg.ServerID,
+		Flavor:          r.cfg.Flavor,
+		Host:            r.cfg.Host,
+		Port:            r.cfg.Port,
+		User:            r.cfg.User,
+		Password:        r.cfg.Password,
+		TLSConfig:       r.cfg.TLS,
+		HeartbeatPeriod: r.cfg.HeartbeatPeriod,
+		// The read timeout in force is the pace's, enforced by paceWatch; go-mysql's is only the
+		// last resort, a little longer than the longest the pace allows.
+		ReadTimeout:          readTimeout(max(r.cfg.HeartbeatPeriod, MaxHeartbeatPeriod)) + 5*time.Second,
 		DisableRetrySync:     true,
 		MaxReconnectAttempts: 1,
 		UseDecimal:           true,
@@ -107,13 +118,24 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		return fmt.Errorf("start binlog stream at %s: %w", start, err)
 	}
 	t := newTranslator(start, r.cfg.Filter)
+	t.skip.stats = &r.stats
+	w := newPaceWatch(r.cfg.HeartbeatPeriod, r.cfg.Logger)
+	rctx, stopWatch := w.start(ctx)
+	defer stopWatch()
 	for {
-		ev, err := streamer.GetEvent(ctx)
+		ev, err := streamer.GetEvent(rctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if cause := context.Cause(rctx); errors.Is(cause, ErrSourceSilent) {
+				return fmt.Errorf("read binlog event: %w", cause)
+			}
 			return fmt.Errorf("read binlog event: %w", err)
+		}
+		w.received(ev)
+		if ev, err = ownGTIDEvent(ev); err != nil {
+			return err
 		}
 		out, err := t.translate(ev)
 		if err != nil {
@@ -125,10 +147,14 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 				"from", start.String(), "gtid", t.gtid)
 		}
 		for _, e := range out {
-			if err := sink.Put(ctx, e); err != nil {
+			if err := sink.Put(rctx, e); err != nil {
+				if cause := context.Cause(rctx); ctx.Err() == nil && cause != nil {
+					return fmt.Errorf("read binlog event: %w", cause)
+				}
 				return err
 			}
 		}
+		w.wait()
 	}
 }
 
@@ -143,6 +169,7 @@ type translator struct {
 	begun        bool   // a Begin event was emitted for the open transaction
 	gtid         string // the open transaction's GTID, empty when it has none
 	standalone   bool   // the next query is a standalone MariaDB event group (DDL)
+	skip         executedSkip
 	// movedToGTID says that a file:pos start position has become a MariaDB GTID position, at the
 	// source's first GTID, since the caller last looked.
 	movedToGTID bool
@@ -153,9 +180,10 @@ type translator struct {
 }
 
 func newTranslator(start Position, f *Filter) *translator {
-	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}}
+	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}, skip: executedSkip{start: start}}
 	if start.GTID != nil {
 		t.pos.GTID = start.GTID.Clone() // updated in place as transactions pass
+		t.skip.start.GTID = start.GTID.Clone()
 	}
 	if start.Flavor == FlavorMariaDB {
 		t.mariaDomains = map[uint32]mysql.MariadbGTID{}
@@ -175,6 +203,9 @@ func newTranslator(start Position, f *Filter) *translator {
 // translate returns the events ev yields, in order. The returned slice is reused by the next call.
 func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, error) {
 	t.out = t.out[:0]
+	if t.skip.drop(ev.Event) {
+		return nil, nil
+	}
 	h := ev.Header
 	switch e := ev.Event.(type) {
 	case *replication.RotateEvent:

@@ -105,12 +105,13 @@ func TestBigTransaction(t *testing.T) {
 		t.Logf("peak RSS while applying a 100 MB transaction: %.1f MiB", float64(rss)/(1<<20))
 	}
 
-	// Another such transaction, whose last row a target session holds locked: the applier
-	// blocks near the end of the transaction, after many round trips.
-	release := e.lockRow(fmt.Sprintf("SELECT * FROM %s.big WHERE id = %d FOR UPDATE", e.db, bigRows))
+	// Another such transaction, one of whose rows a target session holds locked: the applier
+	// blocks inside the transaction, after round trips that completed.
+	release := e.lockRow(fmt.Sprintf("SELECT * FROM %s.big WHERE id = %d FOR UPDATE", e.db, bigRows/10))
 	mustExec(t, e.src, "UPDATE big SET n = n + 1")
-	e.waitBlocked("big", 3*time.Minute)
-	blocked := time.Now()
+	t0 := time.Now()
+	blocked := e.waitLockWait(3 * time.Minute)
+	t.Logf("the applier blocked %v after the source committed", blocked.Sub(t0))
 	// The reader is blocked on the full relay log too, so the message may carry 4.1's text.
 	at, msg := e.waitMessage(stalledText, deadline+5*time.Second)
 	if !strings.Contains(msg, "applier stalled: no progress for") && !strings.Contains(msg, "relay log I/O stalled") {
@@ -175,4 +176,25 @@ func binlogSize(t *testing.T, e *env) int64 {
 		t.Fatal(err)
 	}
 	return total
+}
+
+// waitLockWait waits until a target transaction waits on a row lock, and returns when that
+// wait began, as the server says.
+func (e *env) waitLockWait(timeout time.Duration) time.Time {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		var waited sql.NullFloat64
+		err := e.dstPool.QueryRowContext(e.ctx(), `SELECT MAX(TIMESTAMPDIFF(MICROSECOND, trx_wait_started, NOW(6))) / 1e6
+FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'`).Scan(&waited)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if waited.Valid {
+			return time.Now().Add(-time.Duration(waited.Float64 * float64(time.Second)))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.t.Fatalf("no target transaction waited on a lock within %v", timeout)
+	return time.Time{}
 }

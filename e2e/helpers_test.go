@@ -156,7 +156,7 @@ func (e *env) runStream(cfg stream.Config) (stop func() error) {
 // sourcePos returns the source's current GTID position.
 func (e *env) sourcePos() binlog.Position {
 	e.t.Helper()
-	p, err := stream.CurrentPosition(e.ctx(), e.srcPool, "mariadb")
+	p, err := stream.CurrentPosition(e.ctx(), e.srcPool, e.source.Flavor())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func (e *env) waitCaughtUp(timeout time.Duration) {
 		r, err := workflow.New(e.dstPool, "_vt").Get(e.ctx(), e.workflow)
 		if err == nil {
 			last = r.Pos
-			if p, err := binlog.ParsePosition(r.Pos, "mariadb"); err == nil && p.Contains(want) {
+			if p, err := binlog.ParsePosition(r.Pos, e.source.Flavor()); err == nil && p.Contains(want) {
 				return
 			}
 		}

@@ -166,6 +166,9 @@ type Snapshot struct {
 	// HeartbeatsReceived and HeartbeatsRecorded are over all attempts; HeartbeatsPending is the
 	// live attempt's.
 	HeartbeatsReceived, HeartbeatsRecorded, HeartbeatsPending int64
+	// SkippedExecuted counts, over all attempts, transactions the source sent although the
+	// position the attempt started from contained them: dropped, never applied twice.
+	SkippedExecuted int64
 	// RelayBlocked is the total time the reader waited on a full relay log.
 	RelayBlocked time.Duration
 	// RelayItems and RelayBytes are the relay log's fill; the Max fields its bounds.
@@ -214,6 +217,7 @@ func (c *Collector) Snapshot() Snapshot {
 	s.PerCommit = total.perCommit
 	s.HeartbeatsReceived, s.HeartbeatsRecorded = total.heartbeatsReceived, total.heartbeatsRecorded
 	s.RelayBlocked = c.blockedMax
+	s.SkippedExecuted = total.skippedExecuted
 	s.Lag = applier.LagAt(now, lagSince)
 	s.Healthy, s.Reason = c.healthLocked(total.saves + total.heartbeatsRecorded)
 	return s

@@ -297,3 +297,18 @@ func TestCollector_mismatchesAcrossAttempts(t *testing.T) {
 		t.Errorf("%s series = %d (%v), want 2", NameRowMismatches, n, err)
 	}
 }
+
+// TestCollector_SkippedExecuted: the reader's count of re-sent transactions adds up over attempts.
+func TestCollector_SkippedExecuted(t *testing.T) {
+	col, _ := newTestCollector()
+	a1 := &fakePipeline{s: sample{skippedExecuted: 3}}
+	col.start(a1)
+	if got, want := col.Snapshot().SkippedExecuted, int64(3); got != want {
+		t.Errorf("SkippedExecuted=%d, want %d", got, want)
+	}
+	a1.s.skippedExecuted = 5
+	col.start(&fakePipeline{s: sample{skippedExecuted: 2}})
+	if got, want := col.Snapshot().SkippedExecuted, int64(7); got != want {
+		t.Errorf("SkippedExecuted after a second attempt=%d, want %d (5 + 2)", got, want)
+	}
+}

@@ -24,6 +24,7 @@ const (
 	NameHeartbeatsReceived    = "vplayer_heartbeats_received_total"
 	NameHeartbeatsRecorded    = "vplayer_heartbeats_recorded_total"
 	NameHeartbeatsPending     = "vplayer_heartbeats_pending"
+	NameSkippedExecuted       = "vplayer_skipped_executed_total"
 	NameErrors                = "vplayer_errors_total"
 	NameState                 = "vplayer_state"
 	NameAttempts              = "vplayer_attempts_total"
@@ -38,6 +39,7 @@ type descs struct {
 	relayBlocked, stalls                                      *prometheus.Desc
 	heartbeatsReceived, heartbeatsRecorded, heartbeatsPending *prometheus.Desc
 	errs, state, attempts, healthy                            *prometheus.Desc
+	skippedExecuted                                           *prometheus.Desc
 	mismatches                                                *prometheus.Desc
 }
 
@@ -66,7 +68,9 @@ func newDescs(workflow string) descs {
 		errs:               d(NameErrors, "Stream errors, by kind: stall, mysql_<error number>, terminal or other.", "kind"),
 		state:              d(NameState, "1 for the stream's current state (Init, Running, Retrying, Stopped, Error), 0 for the others.", "state"),
 		attempts:           d(NameAttempts, "Stream attempts started: the first, and one per retry after an error."),
-		healthy:            d(NameHealthy, "1 while /healthz answers 200: running and progressing since the last error; else 0."),
+		skippedExecuted: d(NameSkippedExecuted, "Transactions the source sent whose GTID the stream's start position already contained: "+
+			"dropped by the reader, never applied twice."),
+		healthy: d(NameHealthy, "1 while /healthz answers 200: running and progressing since the last error; else 0."),
 		mismatches: d(NameRowMismatches, "Row changes that did not match the target, written through by --exec-mode idempotent, by target table "+
 			"and kind: update_missing, delete_missing, insert_exists.", "table", "kind"),
 	}
@@ -80,7 +84,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.relayBytes, d.relayItems, d.relayMaxBytes, d.relayMaxItems,
 		d.relayBlocked, d.stalls,
 		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
-		d.errs, d.state, d.attempts, d.healthy, d.mismatches,
+		d.errs, d.state, d.attempts, d.healthy, d.mismatches, d.skippedExecuted,
 	} {
 		ch <- x
 	}
@@ -121,6 +125,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(d.heartbeatsReceived, float64(s.HeartbeatsReceived))
 	counter(d.heartbeatsRecorded, float64(s.HeartbeatsRecorded))
 	gauge(d.heartbeatsPending, float64(s.HeartbeatsPending))
+	counter(d.skippedExecuted, float64(s.SkippedExecuted))
 	for _, kind := range sortedKeys(s.Errors) {
 		counter(d.errs, float64(s.Errors[kind]), kind)
 	}

@@ -18,6 +18,8 @@ type sample struct {
 
 	heartbeatsReceived, heartbeatsRecorded int64
 	heartbeatsPending                      int64
+	// skippedExecuted counts transactions the source sent again and the reader dropped.
+	skippedExecuted int64
 
 	// blocked is the reader's total time blocked on a full relay log, the current wait included.
 	blocked                time.Duration
@@ -41,6 +43,7 @@ func (s *sample) addCounters(o sample) {
 	s.heartbeatsReceived += o.heartbeatsReceived
 	s.heartbeatsRecorded += o.heartbeatsRecorded
 	s.blocked += o.blocked
+	s.skippedExecuted += o.skippedExecuted
 	if len(o.mismatches) > 0 {
 		m := make(map[applier.MismatchKey]int64, len(s.mismatches)+len(o.mismatches))
 		for k, v := range s.mismatches {
@@ -81,6 +84,9 @@ func (p attemptPipeline) sample(now time.Time) sample {
 	if hb := p.a.Heartbeat; hb != nil {
 		s.heartbeatsRecorded = hb.Recorded()
 		s.heartbeatsPending = hb.Pending()
+	}
+	if r := p.a.Reader; r != nil {
+		s.skippedExecuted = r.Stats().SkippedExecuted.Load()
 	}
 	if r := p.a.Relay; r != nil {
 		s.relayItems = int64(r.Len())

@@ -44,9 +44,15 @@ type Config struct {
 	RetryDelay            time.Duration
 	MaxTimeToRetryOnError time.Duration
 	OnDDL                 string
-	// ExecMode is applier.ExecModeStrict (default) or applier.ExecModeIdempotent.
+	// ExecMode is --exec-mode, applier.ExecModeStrict (the default when empty) or
+	// applier.ExecModeIdempotent: what the applier does with a row change whose row is absent,
+	// or present, on the target.
 	ExecMode string
-	ServerID uint32
+	// AllowTargetTriggers lets replicated target tables keep triggers, which then fire a
+	// second time for each replicated row; without it a trigger is a preflight failure and,
+	// found at an attempt's start, a terminal error.
+	AllowTargetTriggers bool
+	ServerID            uint32
 	// Options is the JSON of the settings in force, stored in the record.
 	Options string
 	// LeaseTTL is how long the workflow lease lasts past each renewal (default DefaultLeaseTTL);

@@ -17,19 +17,35 @@ import (
 var ErrPreflight = errors.New("preflight failed")
 
 // Preflight checks, before anything is written, that the source logs what vplayer needs, that the
-// target is reachable and writable, and that every replicated table exists on the target with the
-// source's column count. It returns every failure, one line each.
+// target is reachable and writable, that every replicated table exists on the target with the
+// source's column count and has no trigger (unless --allow-target-triggers). It returns every
+// failure, one line each, wrapping ErrPreflight: a configuration that a retry cannot fix. A
+// server that cannot be reached is instead an error wrapping ErrUnreachable, and nothing else is
+// checked: the caller retries.
 func Preflight(ctx context.Context, cfg Config) error {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	// unreachable reports err as the side's server not reachable when it is one.
+	unreachable := func(side string, err error) error {
+		if !IsUnreachable(err) {
+			return nil
+		}
+		return fmt.Errorf("%s %w: %w", side, ErrUnreachable, err)
+	}
 
 	src := cfg.Source.Pool
 	if err := src.PingContext(ctx); err != nil {
-		add("source: not reachable: %v", err)
+		if uerr := unreachable("source", err); uerr != nil {
+			return uerr
+		}
+		add("source: cannot connect: %v", err)
 		return joinProblems(problems)
 	}
 	var logBin, format, image string
 	if err := src.QueryRowContext(ctx, "SELECT @@GLOBAL.log_bin, @@GLOBAL.binlog_format, @@GLOBAL.binlog_row_image").Scan(&logBin, &format, &image); err != nil {
+		if uerr := unreachable("source", err); uerr != nil {
+			return uerr
+		}
 		add("source: cannot read its binlog settings: %v", err)
 	} else {
 		if logBin != "1" && !strings.EqualFold(logBin, "ON") {
@@ -43,13 +59,19 @@ func Preflight(ctx context.Context, cfg Config) error {
 		}
 	}
 	if _, _, err := masterStatus(ctx, src); err != nil {
+		if uerr := unreachable("source", err); uerr != nil {
+			return uerr
+		}
 		add("source: %v: grant the user REPLICATION CLIENT (MariaDB: BINLOG MONITOR) and REPLICATION SLAVE", err)
 	}
 
 	tgt := cfg.Target
 	var readOnly string
 	if err := tgt.QueryRowContext(ctx, "SELECT @@GLOBAL.read_only").Scan(&readOnly); err != nil {
-		add("target: not reachable: %v", err)
+		if uerr := unreachable("target", err); uerr != nil {
+			return uerr
+		}
+		add("target: cannot connect: %v", err)
 		return joinProblems(problems)
 	}
 	if readOnly == "1" || strings.EqualFold(readOnly, "ON") {
@@ -63,6 +85,9 @@ func Preflight(ctx context.Context, cfg Config) error {
 	}
 	srcTables, err := columnCounts(ctx, src, cfg.Source.DB)
 	if err != nil {
+		if uerr := unreachable("source", err); uerr != nil {
+			return uerr
+		}
 		add("source: cannot list the tables of %s: %v", cfg.Source.DB, err)
 		return joinProblems(problems)
 	}
@@ -72,6 +97,9 @@ func Preflight(ctx context.Context, cfg Config) error {
 	}
 	tgtTables, err := columnCounts(ctx, tgt, targetDB)
 	if err != nil {
+		if uerr := unreachable("target", err); uerr != nil {
+			return uerr
+		}
 		add("target: cannot list the tables of %s: %v", targetDB, err)
 		return joinProblems(problems)
 	}
@@ -90,6 +118,20 @@ func Preflight(ctx context.Context, cfg Config) error {
 		default:
 			warnKeyless(ctx, cfg, tgt, targetDB, name)
 		}
+	}
+	switch triggers, err := targetTriggers(ctx, tgt, targetDB, cfg.Source.DB, filter); {
+	case err != nil:
+		if uerr := unreachable("target", err); uerr != nil {
+			return uerr
+		}
+		add("target: %v", err)
+	case len(triggers) > 0 && cfg.AllowTargetTriggers:
+		if cfg.Logger != nil {
+			cfg.Logger.Warn("replicated target tables have triggers, allowed by --allow-target-triggers: they fire again for each replicated row, whose effects the binlog already carries",
+				"triggers", strings.Join(triggers, ", "))
+		}
+	case len(triggers) > 0:
+		add("target: %v", triggersError(triggers))
 	}
 	if matched == 0 && !filter.All() {
 		add("source: no table of %s matches --tables %s", cfg.Source.DB, strings.Join(cfg.Source.Tables, ","))

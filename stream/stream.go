@@ -42,6 +42,7 @@ type Attempt struct {
 	Relay     *relaylog.Log
 	Applier   *applier.Applier
 	Heartbeat *heartbeat.Recorder
+	Reader    *binlog.Reader
 }
 
 // Stream runs one workflow.
@@ -91,7 +92,12 @@ func New(cfg Config) (*Stream, error) {
 // (an error wrapping ErrTerminal). Retryable errors are logged, recorded and retried after the
 // retry delay from the committed position.
 func (s *Stream) Run(ctx context.Context) error {
-	if err := s.prepare(ctx); err != nil {
+	// A server that cannot be reached before the stream owns the workflow is waited for, as
+	// after any stream error: only a terminal error or a stop ends the process.
+	if err := s.untilReachable(ctx, "start workflow", func() error { return s.prepare(ctx) }); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	lease, err := s.acquire(ctx)
@@ -105,7 +111,11 @@ func (s *Stream) Run(ctx context.Context) error {
 			s.log.Warn("could not release the workflow lease; it expires by itself", "error", err)
 		}
 	}()
-	if err := s.store.Configure(ctx, s.id, s.sourceJSON(), s.cfg.Options, s.stopString()); err != nil {
+	configure := func() error { return s.store.Configure(ctx, s.id, s.sourceJSON(), s.cfg.Options, s.stopString()) }
+	if err := s.untilReachable(ctx, "configure workflow", configure); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	mctx, stopMessenger := context.WithCancel(context.WithoutCancel(ctx))
@@ -243,15 +253,22 @@ const (
 // terminal reports whether err must not be retried: a MySQL error that a retry cannot fix, or
 // the same kind of error for longer than --max-time-to-retry-on-error.
 func (s *Stream) terminal(err error) bool {
-	if errors.Is(err, ErrTerminal) || applier.IsTerminal(err) {
+	if isTerminal(err) && !binlog.IsTerminal(err) {
 		return true
 	}
 	key := errorKey(err)
 	now := time.Now()
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
-	if key != s.errKey {
+	repeated := key == s.errKey
+	if !repeated {
 		s.errKey, s.errSince = key, now
+	}
+	// The source's refusal to serve the position (1236) is terminal when the next attempt meets
+	// it again: one retry, for a server that refuses a replica spuriously (Dolt does, while two
+	// of its GTID sets disagree for an instant); a purged position fails both.
+	if binlog.IsTerminal(err) {
+		return repeated
 	}
 	return s.cfg.MaxTimeToRetryOnError > 0 && now.Sub(s.errSince) > s.cfg.MaxTimeToRetryOnError
 }
@@ -286,6 +303,14 @@ func (s *Stream) attempt(ctx context.Context) error {
 	start, err := binlog.ParsePosition(rec.Pos, s.flavor)
 	if err != nil {
 		return fmt.Errorf("%w: stored position of workflow %s: %w", ErrTerminal, s.cfg.Workflow, err)
+	}
+	// What a retry cannot fix is found before the binlog connection: a source whose history no
+	// longer has the position, a target table that gained a trigger.
+	if err := checkSourceHistory(ctx, s.cfg.Source.Pool, s.flavor, start); err != nil {
+		return err
+	}
+	if err := s.checkTriggers(ctx); err != nil {
+		return err
 	}
 	if !s.stop.IsZero() && start.Contains(s.stop) {
 		msg := "Stopped at position " + rec.Pos
@@ -357,7 +382,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		AfterDDL:     s.cfg.AfterDDL,
 	})
 	if s.cfg.OnStart != nil {
-		s.cfg.OnStart(&Attempt{Relay: relay, Applier: app, Heartbeat: hb})
+		s.cfg.OnStart(&Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader})
 	}
 	dog := stall.New(stall.Config{ProgressDeadline: s.cfg.ProgressDeadline, HeartbeatInterval: s.cfg.HeartbeatInterval},
 		stall.ProbeFunc(func() stall.Snapshot {
@@ -398,7 +423,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		}
 		return err
 	}
-	g.Go(func() error { return first(reader.Run(gctx, start, relay)) })
+	g.Go(func() error { return first(explainSource(reader.Run(gctx, start, relay), start)) })
 	g.Go(func() error { return first(app.Run(gctx, gate, rec.Pos)) })
 	g.Go(func() error { return first(dog.Run(gctx)) })
 	g.Go(func() error { return first(s.watchStop(gctx, gate)) })
@@ -513,7 +538,7 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 		owner = DefaultOwner()
 	}
 	var last workflow.Holder
-	waited := false
+	waited, retried := false, false
 	for {
 		lease, h, err := s.store.Acquire(ctx, s.id, s.cfg.Workflow, owner, ttl)
 		switch {
@@ -530,11 +555,21 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 		case err == nil:
 			s.log.Info("workflow lease acquired", "owner", owner, "epoch", lease.Epoch(), "ttl", ttl)
 			return lease, nil
-		case !errors.Is(err, workflow.ErrLeaseHeld):
-			if ctx.Err() != nil {
+		case ctx.Err() != nil:
+			return nil, nil
+		case IsUnreachable(err):
+			// The target went away (or was not there yet): wait for it, as a standby would.
+			if err := s.retryWait(ctx, err); err != nil {
 				return nil, nil
 			}
+			retried = true
+			continue
+		case !errors.Is(err, workflow.ErrLeaseHeld):
 			return nil, err
+		}
+		if retried {
+			s.notifyState(workflow.StateInit)
+			retried = false
 		}
 		waited = true
 		if h.Owner != last.Owner || h.Epoch != last.Epoch {
@@ -628,7 +663,7 @@ func (s *Stream) sourceJSON() string {
 	return string(b)
 }
 
-// setState, setMessage and addLog write the record over the pool with a bounded wait: the record
+// setState and addLog write the record over the pool with a bounded wait: the record
 // row may be locked, and the error path must not hang behind it.
 func (s *Stream) setState(state, msg string) {
 	s.notifyState(state)
@@ -636,14 +671,6 @@ func (s *Stream) setState(state, msg string) {
 	defer cancel()
 	if err := s.lease.SetState(ctx, state, msg); err != nil {
 		s.log.Warn("could not record the workflow state", "state", state, "error", err)
-	}
-}
-
-func (s *Stream) setMessage(msg string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := s.lease.SetMessage(ctx, msg); err != nil {
-		s.log.Warn("could not record the error in the workflow's message", "error", err)
 	}
 }
 

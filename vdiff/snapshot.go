@@ -20,6 +20,23 @@ var snapshotSetup = []string{
 
 const startSnapshot = "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"
 
+// startSnapshotOnly is what beginSnapshot falls back to on a server that refuses startSnapshot's
+// two characteristics together but accepts each alone (Dolt): the snapshot matters, READ ONLY
+// only guards against writes the diff never makes.
+const startSnapshotOnly = "START TRANSACTION WITH CONSISTENT SNAPSHOT"
+
+// beginSnapshot starts the snapshot transaction on conn: startSnapshot, else startSnapshotOnly.
+func beginSnapshot(ctx context.Context, conn *sql.Conn) error {
+	_, err := conn.ExecContext(ctx, startSnapshot)
+	if err == nil {
+		return nil
+	}
+	if _, ferr := conn.ExecContext(ctx, startSnapshotOnly); ferr != nil {
+		return fmt.Errorf("%s: %w; %s: %w", startSnapshot, err, startSnapshotOnly, ferr)
+	}
+	return nil
+}
+
 // snapshot is a read-only transaction on a connection of its own.
 type snapshot struct {
 	conn *sql.Conn
@@ -57,7 +74,7 @@ func targetSnapshot(ctx context.Context, db *sql.DB) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target snapshot: %w", err)
 	}
-	if _, err := conn.ExecContext(ctx, startSnapshot); err != nil {
+	if err := beginSnapshot(ctx, conn); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("target snapshot: %w", err)
 	}
@@ -97,7 +114,7 @@ func sourceSnapshot(ctx context.Context, db *sql.DB, flavor string) (*snapshot, 
 }
 
 func mariaSnapshot(ctx context.Context, conn *sql.Conn, flavor string) (binlog.Position, error) {
-	if _, err := conn.ExecContext(ctx, startSnapshot); err != nil {
+	if err := beginSnapshot(ctx, conn); err != nil {
 		return binlog.Position{}, err
 	}
 	rows, err := conn.QueryContext(ctx, "SHOW STATUS LIKE 'binlog_snapshot_%'")
@@ -145,7 +162,7 @@ func mysqlSnapshot(ctx context.Context, conn *sql.Conn, flavor string) (pos binl
 			err = fmt.Errorf("UNLOCK TABLES: %w", uerr)
 		}
 	}()
-	if _, err := conn.ExecContext(ctx, startSnapshot); err != nil {
+	if err := beginSnapshot(ctx, conn); err != nil {
 		return pos, err
 	}
 	if flavor == binlog.FlavorFilePos {

@@ -5,7 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -158,6 +162,7 @@ var badRunTests = []struct {
 	{"missing --source", map[string]string{"source": ""}, nil, []string{"--source", "required"}},
 	{"missing --target", map[string]string{"target": ""}, nil, []string{"--target", "required"}},
 	{"bad --on-ddl", map[string]string{"on-ddl": "drop"}, nil, []string{"--on-ddl", `"drop"`, "ignore, stop, exec or exec_ignore"}},
+	{"bad --exec-mode", map[string]string{"exec-mode": "lenient"}, nil, []string{"--exec-mode", `"lenient"`, "strict or idempotent"}},
 	{"bad --log-format", map[string]string{"log-format": "xml"}, nil, []string{"--log-format", `"xml"`, "text or json"}},
 	{"--heartbeat-update-interval 0", map[string]string{"heartbeat-update-interval": "0"}, nil, []string{"--heartbeat-update-interval", "positive"}},
 	{"--heartbeat-update-interval 61s", map[string]string{"heartbeat-update-interval": "61s"}, nil, []string{"--heartbeat-update-interval", "at most 1m0s"}},
@@ -220,18 +225,21 @@ func TestRun_badUsage(t *testing.T) {
 	}
 }
 
-// TestRun_unreachable runs with a source and a target where nothing listens: the preflight fails
-// quickly with exit code 1 and never prints a password.
+// TestRun_unreachable runs with a source and a target where nothing listens: a server that
+// cannot be reached is not a failed preflight (exit 1 would tell a supervisor not to restart):
+// the run stays up, logs each retry after --retry-delay naming the server, never prints a
+// password, and exits 0 on SIGTERM.
 func TestRun_unreachable(t *testing.T) {
 	tests := []struct {
 		name   string
 		set    map[string]string
 		setEnv bool
+		want   string
 	}{
-		{"dsn password", nil, false},
-		{"env password", nil, true},
-		{"json logs", map[string]string{"log-format": "json"}, true},
-		{"source unreachable only", map[string]string{"target": "root:" + dsnPassword + "@tcp(127.0.0.1:2)/tgtdb"}, true},
+		{"dsn password", nil, false, "preflight: source not reachable: "},
+		{"env password", nil, true, "preflight: source not reachable: "},
+		{"json logs", map[string]string{"log-format": "json"}, true, "preflight: source not reachable: "},
+		{"source unreachable only", map[string]string{"target": "root:" + dsnPassword + "@tcp(127.0.0.1:2)/tgtdb"}, true, "preflight: source not reachable: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,36 +247,37 @@ func TestRun_unreachable(t *testing.T) {
 				t.Setenv("VPLAYER_SOURCE_PASSWORD", envPassword)
 				t.Setenv("VPLAYER_TARGET_PASSWORD", envPassword)
 			}
-			args := runArgs(tt.set)
-			start := time.Now()
-			r := runMain(t, args...)
-			if r.code != cli.ExitError {
-				t.Errorf("Main(%q): exit %d, want %d (%v)", args, r.code, cli.ExitError, r)
+			set := map[string]string{"retry-delay": "50ms"}
+			for k, v := range tt.set {
+				set[k] = v
 			}
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("Main took %v to fail on unreachable servers, want it quick", d)
+			args := runArgs(set)
+			r := runUntilRetried(t, 6, args...)
+			if r.code != cli.ExitOK {
+				t.Errorf("Main(%q): exit %d after SIGTERM, want %d (%v)", args, r.code, cli.ExitOK, r)
 			}
-			if !strings.Contains(r.stderr, "source") {
-				t.Errorf("stderr %q, want it to name the source", r.stderr)
+			if !strings.Contains(r.stderr, tt.want) || !strings.Contains(r.stderr, "will retry after 50ms") {
+				t.Errorf("stderr %q, want %q and will retry after 50ms", r.stderr, tt.want)
 			}
 			assertNoSecrets(t, r, dsnPassword, envPassword)
 		})
 	}
 }
 
-// TestRun_sourceUnreachableTargetUp checks that a failed preflight writes nothing on the target.
+// TestRun_sourceUnreachableTargetUp checks that a run waiting for its source writes nothing on
+// the target.
 func TestRun_sourceUnreachableTargetUp(t *testing.T) {
 	_, target := mysqltest.Pair(t)
 	name := mysqltest.DBName(t)
 	db := mysqltest.DB(t, target, name)
 	sidecar := name + "_vt"
 	t.Setenv("VPLAYER_SOURCE_PASSWORD", envPassword)
-	args := runArgs(map[string]string{"target": target.DSN(name), "sidecar-db": sidecar})
-	r := runMain(t, args...)
-	if r.code != cli.ExitError {
-		t.Errorf("Main(%q): exit %d, want %d (%v)", args, r.code, cli.ExitError, r)
+	args := runArgs(map[string]string{"target": target.DSN(name), "sidecar-db": sidecar, "retry-delay": "50ms"})
+	r := runUntilRetried(t, 6, args...)
+	if r.code != cli.ExitOK {
+		t.Errorf("Main(%q): exit %d after SIGTERM, want %d (%v)", args, r.code, cli.ExitOK, r)
 	}
-	if !strings.Contains(r.stderr, "source") || strings.Contains(r.stderr, "target: not reachable") {
+	if !strings.Contains(r.stderr, "source not reachable") || strings.Contains(r.stderr, "target not reachable") {
 		t.Errorf("stderr %q, want it to blame the source only", r.stderr)
 	}
 	assertNoSecrets(t, r, dsnPassword, envPassword)
@@ -277,6 +286,73 @@ func TestRun_sourceUnreachableTargetUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n != 0 {
-		t.Errorf("sidecar database %s exists after a failed preflight, want nothing written", sidecar)
+		t.Errorf("sidecar database %s exists after a preflight waiting for the source, want nothing written", sidecar)
 	}
+}
+
+// runUntilRetried calls cli.Main, waits until it has logged its first retry and then for n more
+// retry delays (the repeats are folded by the log's rate limit), sends this process SIGTERM (Main
+// has its signal handler installed by then) and returns Main's result, checking that the
+// suppressed repeats logged at exit count at least n/3 more retries. It fails the test when Main
+// returns before the signal.
+func runUntilRetried(t *testing.T, n int, args ...string) result {
+	t.Helper()
+	const delay = 50 * time.Millisecond // the --retry-delay of the callers
+	var stderr syncBuffer
+	done := make(chan result, 1)
+	go func() {
+		var stdout bytes.Buffer
+		code := cli.Main(args, &stdout, &stderr)
+		done <- result{code, stdout.String(), stderr.String()}
+	}()
+	deadline := time.After(mainTimeout)
+	for !strings.Contains(stderr.String(), "will retry after") {
+		select {
+		case r := <-done:
+			t.Fatalf("Main(%q) returned while a server was unreachable, want it to retry: %v", args, r)
+		case <-deadline:
+			t.Fatalf("Main(%q) logged no retry within %v; stderr %q", args, mainTimeout, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("Main(%q) returned while a server was unreachable, want it to retry: %v", args, r)
+	case <-time.After(time.Duration(n) * delay):
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		m := regexp.MustCompile(`suppressed"?[=:](\d+)`).FindStringSubmatch(r.stderr)
+		if m == nil {
+			t.Errorf("stderr %q, want the retries folded by the rate limit counted at exit (suppressed=N)", r.stderr)
+		} else if got, _ := strconv.Atoi(m[1]); got < n/3 {
+			// Each retry also takes the dial and the log; a loaded machine fits fewer.
+			t.Errorf("%d retries suppressed within %d retry delays, want at least %d", got, n, n/3)
+		}
+		return r
+	case <-time.After(mainTimeout):
+		t.Fatalf("Main(%q) did not return within %v of SIGTERM", args, mainTimeout)
+		return result{}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

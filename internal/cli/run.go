@@ -19,6 +19,7 @@ import (
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/stall"
 	"github.com/vplayer/vplayer/stream"
+	"github.com/vplayer/vplayer/workflow"
 )
 
 // errHelp means --help was asked for and printed.
@@ -33,6 +34,8 @@ type runFlags struct {
 	sourceHeartbeat, retryDelay, maxRetryTime    time.Duration
 	relayMaxSize, relayMaxItems                  int
 	onDDL, metricsAddr, logFormat, sidecar       string
+	execMode                                     string
+	allowTriggers                                bool
 	sourceTLS, targetTLS                         tlsFlags
 	serverID                                     uint32
 	leaseTTL                                     time.Duration
@@ -59,6 +62,8 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.DurationVar(&f.retryDelay, "retry-delay", 5*time.Second, "wait before retrying after a stream error")
 	fs.DurationVar(&f.maxRetryTime, "max-time-to-retry-on-error", 0, "give up (state Error, exit 1) when the same error persists this long (0: retry forever)")
 	fs.StringVar(&f.onDDL, "on-ddl", applier.OnDDLIgnore, "what to do with DDL: ignore, stop, exec or exec_ignore")
+	fs.StringVar(&f.execMode, "exec-mode", applier.ExecModeStrict, "a row change whose row is absent on the target, or an insert of a key it has: strict (a terminal error naming the table, key, position and GTID) or idempotent (write the after image, skip the delete, count and log each)")
+	fs.BoolVar(&f.allowTriggers, "allow-target-triggers", false, "let replicated target tables keep their triggers, which then fire again for each replicated row (the binlog already carries their effects); without it a trigger fails preflight")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /debug/pprof/ on HOST:PORT, e.g. :9100; port 0 picks one (default: off)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.Uint32Var(&f.serverID, "server-id", 0, "replica server id to register with the source (default: derived from the workflow name)")
@@ -102,6 +107,11 @@ func (f *runFlags) validate() error {
 	case applier.OnDDLIgnore, applier.OnDDLStop, applier.OnDDLExec, applier.OnDDLExecIgnore:
 	default:
 		return usagef("--on-ddl is %q: want ignore, stop, exec or exec_ignore", f.onDDL)
+	}
+	switch f.execMode {
+	case applier.ExecModeStrict, applier.ExecModeIdempotent:
+	default:
+		return usagef("--exec-mode is %q: want strict or idempotent", f.execMode)
 	}
 	switch f.logFormat {
 	case "text", "json":
@@ -221,17 +231,16 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		RetryDelay:            f.retryDelay,
 		MaxTimeToRetryOnError: f.maxRetryTime,
 		OnDDL:                 f.onDDL,
+		ExecMode:              f.execMode,
+		AllowTargetTriggers:   f.allowTriggers,
 		ServerID:              serverID,
 		LeaseTTL:              f.leaseTTL,
 		Options:               f.optionsJSON(targetDB, serverID),
 		Logger:                logger,
 	}
 	ops.hook(&cfg)
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = stream.Preflight(pctx, cfg)
-	cancel()
-	if err != nil {
-		return err
+	if err := preflight(ctx, cfg); err != nil || ctx.Err() != nil {
+		return err // nil: a signal during the preflight
 	}
 	if cfg.Source.TLS, err = src.binlogTLS(ctx, srcPool, logger); err != nil {
 		return err
@@ -259,10 +268,51 @@ func (f *runFlags) optionsJSON(targetDB string, serverID uint32) string {
 		"retry_delay":                f.retryDelay.String(),
 		"max_time_to_retry_on_error": f.maxRetryTime.String(),
 		"on_ddl":                     f.onDDL,
+		"exec_mode":                  f.execMode,
+		"allow_target_triggers":      f.allowTriggers,
 		"server_id":                  serverID,
 		"sidecar_db":                 f.sidecar,
 		"source_tls_mode":            f.sourceTLS.resolved,
 		"target_tls_mode":            f.targetTLS.resolved,
 	})
 	return string(b)
+}
+
+// preflightTimeout bounds one preflight.
+const preflightTimeout = 30 * time.Second
+
+// preflight runs stream.Preflight until it passes or fails on a configuration that a retry
+// cannot fix. A server that cannot be reached is retried after --retry-delay: logged as a stream
+// error, counted and shown by /healthz (503, waiting to retry), never an exit, since exit code 1
+// tells a supervisor not to restart blindly. It returns nil when ctx ends while waiting.
+func preflight(ctx context.Context, cfg stream.Config) error {
+	for retried := false; ; retried = true {
+		pctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+		err := stream.Preflight(pctx, cfg)
+		cancel()
+		if err == nil && retried && cfg.OnState != nil {
+			cfg.OnState(workflow.StateInit) // starting again, no longer waiting
+		}
+		if ctx.Err() != nil {
+			return nil // a signal: a requested stop, whatever the preflight found meanwhile
+		}
+		if !errors.Is(err, stream.ErrUnreachable) {
+			return err
+		}
+		err = fmt.Errorf("preflight: %w", err)
+		if cfg.OnError != nil {
+			cfg.OnError(err, false)
+		}
+		if cfg.OnState != nil {
+			cfg.OnState(stream.StateRetrying)
+		}
+		cfg.Logger.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", cfg.Workflow, cfg.RetryDelay, err))
+		t := time.NewTimer(cfg.RetryDelay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
 }

@@ -346,3 +346,33 @@ func TestStart_serverFails(t *testing.T) {
 		t.Errorf("temporary directories left after a failed start: %v", left)
 	}
 }
+
+// TestServer_Restart: a restart keeps the data directory, the port and committed rows, and the
+// old process is gone.
+func TestServer_Restart(t *testing.T) {
+	s := startServer(t, Options{Name: "restarted", Binlog: true})
+	db := openDB(t, s, "")
+	ctx := t.Context()
+	for _, q := range []string{"CREATE DATABASE r", "CREATE TABLE r.t (id INT PRIMARY KEY)", "INSERT INTO r.t VALUES (1), (2)"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pid, port := s.proc.pid, s.Port()
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !processGone(pid) {
+		t.Errorf("after Restart, old process %d still running", pid)
+	}
+	if got := s.Port(); got != port {
+		t.Errorf("after Restart, port %d, want %d", got, port)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM r.t").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("after Restart, %d rows, want 2", n)
+	}
+}

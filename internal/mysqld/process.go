@@ -19,10 +19,10 @@ type process struct {
 	status syscall.WaitStatus
 }
 
-// startProcess starts binary with args in its own process group, with stdout and stderr
-// appended to logPath. The child gets SIGKILL when the thread that started it dies, so it does
+// startProcess starts binary with args (and env added to this process's environment) in its own
+// process group, with stdout and stderr appended to logPath. The child gets SIGKILL when the thread that started it dies, so it does
 // not outlive a test binary that panics or is killed.
-func startProcess(binary string, args []string, logPath string) (*process, error) {
+func startProcess(binary string, args, env []string, logPath string) (*process, error) {
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -35,6 +35,7 @@ func startProcess(binary string, args []string, logPath string) (*process, error
 	defer devnull.Close()
 	p, err := os.StartProcess(binary, append([]string{binary}, args...), &os.ProcAttr{
 		Files: []*os.File{devnull, logf, logf},
+		Env:   append(os.Environ(), env...),
 		Sys: &syscall.SysProcAttr{
 			Setpgid:   true,
 			Pdeathsig: syscall.SIGKILL,

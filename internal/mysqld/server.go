@@ -50,7 +50,18 @@ type Server struct {
 	version string
 	port    int
 	dir     layout
-	proc    *process
+	proc    *process // replaced by Restart, under procMu
+	procMu  sync.Mutex
+	ended   bool // Stop or Kill ran; under procMu
+
+	// binary, args and env started proc; Restart starts them again.
+	binary string
+	args   []string
+	env    []string
+	// stopGrace is how long Stop waits after SIGTERM; zero means StopGrace.
+	stopGrace time.Duration
+	// dolt is set for a Dolt sql-server (StartDolt).
+	dolt bool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -152,7 +163,8 @@ func (s *Server) launch(ctx context.Context, binary string, opts Options) error 
 	if err := os.Remove(s.dir.errorLog); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	proc, err := startProcess(binary, serverArgs(s.flavor, opts, s.dir, port), s.dir.errorLog)
+	s.binary, s.args = binary, serverArgs(s.flavor, opts, s.dir, port)
+	proc, err := startProcess(binary, s.args, nil, s.dir.errorLog)
 	if err != nil {
 		return err
 	}
@@ -183,7 +195,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 			log := tail(s.dir.errorLog, 30)
 			err := fmt.Errorf("server exited during startup (%v); error log ends:\n%s",
 				s.proc.exitErr(), log)
-			if strings.Contains(log, "Address already in use") {
+			if strings.Contains(strings.ToLower(log), "address already in use") { // MariaDB capitalises it, Dolt not
 				err = fmt.Errorf("%w: %w", errPortInUse, err)
 			}
 			return err
@@ -283,7 +295,10 @@ func (s *Server) ErrorLog() string { return s.dir.errorLog }
 // either way.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
-		err := s.proc.stop(StopGrace)
+		s.procMu.Lock()
+		defer s.procMu.Unlock()
+		s.ended = true
+		err := s.proc.stop(s.grace())
 		if err != nil {
 			err = fmt.Errorf("stop %s: %w; error log ends:\n%s", s.name, err, tail(s.dir.errorLog, 20))
 		}
@@ -299,6 +314,9 @@ func (s *Server) Stop() error {
 // It does nothing after Stop or Kill.
 func (s *Server) Kill() {
 	s.stopOnce.Do(func() {
+		s.procMu.Lock()
+		defer s.procMu.Unlock()
+		s.ended = true
 		s.proc.kill()
 		s.stopErr = os.RemoveAll(s.dir.root)
 	})
@@ -344,4 +362,37 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (s *Server) grace() time.Duration {
+	if s.stopGrace > 0 {
+		return s.stopGrace
+	}
+	return StopGrace
+}
+
+// Restart stops the server as Stop does (SIGTERM, waiting for the exit, SIGKILL after the stop
+// grace) and starts it again on the same data directory and port, returning once it accepts
+// connections. The old process has exited before the new one starts: two servers never share
+// the directory. It fails after Stop or Kill.
+func (s *Server) Restart(ctx context.Context) error {
+	s.procMu.Lock()
+	defer s.procMu.Unlock()
+	if s.ended {
+		return fmt.Errorf("restart %s: server stopped", s.name)
+	}
+	if err := s.proc.stop(s.grace()); err != nil {
+		return fmt.Errorf("restart %s: %w", s.name, err)
+	}
+	proc, err := startProcess(s.binary, s.args, s.env, s.dir.errorLog)
+	if err != nil {
+		return fmt.Errorf("restart %s: %w", s.name, err)
+	}
+	s.proc = proc
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	if err := s.waitReady(ctx); err != nil {
+		return fmt.Errorf("restart %s: %w", s.name, err)
+	}
+	return nil
 }

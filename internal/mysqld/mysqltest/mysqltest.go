@@ -71,7 +71,7 @@ func Main(m *testing.M) {
 func Run(m *testing.M) int {
 	mainCalled.Store(true)
 	code := m.Run()
-	if err := stop(); err != nil {
+	if err := errors.Join(stop(), stopDolt()); err != nil {
 		// The servers are gone either way; a slow or failed shutdown is not a test failure.
 		fmt.Fprintf(os.Stderr, "mysqltest: %v\n", err)
 	}
