@@ -356,6 +356,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		ServerID:        s.cfg.ServerID,
 		HeartbeatPeriod: s.cfg.SourceHeartbeatPeriod,
 		Filter:          s.filter,
+		KeepFilePos:     s.stop.Flavor == binlog.FlavorFilePos,
 		Logger:          s.log,
 	})
 	var stopAt func(string) bool
