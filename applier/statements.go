@@ -130,10 +130,10 @@ func appendInsertMode(b *batch, t *table, rows []event.Row, mode, gtid string) e
 	if mode != ExecModeIdempotent || t.keyKind == keyAll {
 		return appendInsert(b, t, rows)
 	}
-	c := check{want: 0, kind: InsertExists, t: t, rows: append([]event.Row(nil), rows...), gtid: gtid}
+	c := check{want: 0, kind: InsertExists, t: t, rows: rows, gtid: gtid} // rows only for keyLiterals, now
 	keys := c.keyLiterals()
 	appendTouch(b, t, keys)
-	c.keys = keys
+	c.keys, c.rows = keys, nil
 	b.expect(c)
 	return appendUpsert(b, t, rows)
 }
@@ -236,7 +236,7 @@ func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 	if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
 		return err
 	}
-	b.expect(check{want: 1, kind: UpdateMissing, t: t, rows: []event.Row{r}, before: true, gtid: gtid})
+	b.expect(check{want: 1, kind: UpdateMissing, t: t, row: r, before: true, gtid: gtid})
 	if mode != ExecModeIdempotent {
 		return nil
 	}
@@ -272,7 +272,7 @@ func appendDelete(b *batch, t *table, rows []event.Row, gtid string) error {
 			if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
 				return err
 			}
-			b.expect(check{want: 1, kind: DeleteMissing, t: t, rows: []event.Row{r}, before: true, gtid: gtid})
+			b.expect(check{want: 1, kind: DeleteMissing, t: t, row: r, before: true, gtid: gtid})
 		}
 		return nil
 	}
