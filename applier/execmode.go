@@ -289,14 +289,5 @@ func appendTouch(b *batch, t *table, keys []string) {
 	b.buf = append(b.buf, c...)
 	b.buf = append(b.buf, '=')
 	b.buf = append(b.buf, c...)
-	b.buf = append(b.buf, " WHERE "...)
-	b.buf = append(b.buf, t.keyTuple...)
-	b.buf = append(b.buf, " IN ("...)
-	for i, k := range keys {
-		if i > 0 {
-			b.buf = append(b.buf, ',')
-		}
-		b.buf = append(b.buf, k...)
-	}
-	b.buf = append(b.buf, ')')
+	appendKeyIn(b, t, keys)
 }

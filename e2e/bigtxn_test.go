@@ -83,15 +83,15 @@ func TestBigTransaction(t *testing.T) {
 	p := e.startVplayerBinary(plainBinary(t), "--vplayer-progress-deadline", deadline.String(), "--retry-delay", "1s")
 	e.waitRunning(30 * time.Second)
 
-	before := binlogSize(t, e)
+	before := e.binlogBytes()
 	mustExec(t, e.src, "UPDATE big SET n = n + 1, u = u + 1000000")
-	if grew := binlogSize(t, e) - before; grew < 100<<20 {
+	if grew := e.binlogBytes() - before; grew < 100<<20 {
 		t.Fatalf("the source transaction wrote %d bytes of binlog, want at least 100 MB", grew)
 	}
 	start := time.Now()
 	e.waitCaughtUp(3 * time.Minute)
 	took := time.Since(start)
-	t.Logf("a %d-row, %d MB transaction applied in %v", bigRows, (binlogSize(t, e)-before)>>20, took)
+	t.Logf("a %d-row, %d MB transaction applied in %v", bigRows, (e.binlogBytes()-before)>>20, took)
 	if took < deadline {
 		t.Errorf("the transaction applied in %v, within the %v deadline: the test shows nothing; make it bigger", took, deadline)
 	}
@@ -147,35 +147,6 @@ func mustExecConn(t *testing.T, c *sql.Conn, q string, args ...any) {
 	if _, err := c.ExecContext(context.Background(), q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-}
-
-// binlogSize returns the size of the source's binary logs, in bytes.
-func binlogSize(t *testing.T, e *env) int64 {
-	t.Helper()
-	rows, err := e.srcPool.Query("SHOW BINARY LOGS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var total int64
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		var name string
-		var size int64
-		vals[0], vals[1] = &name, &size
-		for i := 2; i < len(cols); i++ {
-			vals[i] = new(sql.RawBytes)
-		}
-		if err := rows.Scan(vals...); err != nil {
-			t.Fatal(err)
-		}
-		total += size
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return total
 }
 
 // waitLockWait waits until a target transaction waits on a row lock, and returns when that
