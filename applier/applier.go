@@ -42,6 +42,9 @@ var sessionSetup = []string{
 	"SET SESSION time_zone = '+00:00'",
 	"SET SESSION sql_mode = '" + sqlModeStrict + "'",
 	"SET SESSION foreign_key_checks = 1", // then per rows event, as the source session had it
+	// Row changes are current reads whatever the level; REPEATABLE READ keeps the XA fence's
+	// consistent read lock-free (SERIALIZABLE would make it a shared lock held to XA COMMIT).
+	"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
 }
 
 // packetOverhead is what a round trip's packet holds besides its SQL text.
@@ -152,6 +155,7 @@ type Applier struct {
 	conn      *sql.Conn
 	connID    int64
 	fkOff     bool // the session runs with foreign_key_checks=0
+	fkUnknown bool // a failed batch may have left foreign_key_checks other than fkOff says
 	b         batch
 	txOpen    bool // a target transaction is open
 	inTxn     bool // a source transaction is open (split across fetches)
@@ -349,9 +353,10 @@ func (a *Applier) kill(id int64) {
 // foreignKeys makes the session's foreign_key_checks what the statements that follow in the
 // batch need: off for rows the source wrote with the checks off, and for DDL.
 func (a *Applier) foreignKeys(off bool) {
-	if a.fkOff == off {
+	if a.fkOff == off && !a.fkUnknown {
 		return
 	}
+	a.fkUnknown = false
 	if off {
 		a.b.add("", "SET SESSION foreign_key_checks = 0")
 	} else {

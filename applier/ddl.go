@@ -72,6 +72,7 @@ func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
 			return err
 		default:
 			a.cfg.Logger.Warn("DDL failed on the target, ignored by --on-ddl=exec_ignore", "query", e.Query, "error", err)
+			a.fkUnknown = true // the batch may have failed before its SET of foreign_key_checks
 		}
 		a.tables.reset()
 		if a.cfg.AfterDDL != nil {

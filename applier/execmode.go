@@ -131,8 +131,9 @@ type check struct {
 	want int64
 	kind Mismatch
 	t    *table
-	keys []string // key literals of the statement's rows; nil when rows holds them
-	rows []event.Row
+	keys []string    // key literals of the statement's rows; nil when rows or row holds them
+	rows []event.Row // the rows of a multi-row statement, when keys is nil
+	row  event.Row   // the row of a one-row statement, when keys and rows are nil
 	// before says whether rows' key is in the before image (update, delete) or the after image.
 	before bool
 	gtid   string
@@ -160,8 +161,12 @@ func (c *check) keyLiterals() []string {
 	if c.keys != nil {
 		return c.keys
 	}
-	out := make([]string, 0, len(c.rows))
-	for _, r := range c.rows {
+	rows := c.rows
+	if rows == nil {
+		rows = []event.Row{c.row}
+	}
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
 		img := r.After
 		if c.before {
 			img = r.Before
@@ -284,14 +289,5 @@ func appendTouch(b *batch, t *table, keys []string) {
 	b.buf = append(b.buf, c...)
 	b.buf = append(b.buf, '=')
 	b.buf = append(b.buf, c...)
-	b.buf = append(b.buf, " WHERE "...)
-	b.buf = append(b.buf, t.keyTuple...)
-	b.buf = append(b.buf, " IN ("...)
-	for i, k := range keys {
-		if i > 0 {
-			b.buf = append(b.buf, ',')
-		}
-		b.buf = append(b.buf, k...)
-	}
-	b.buf = append(b.buf, ')')
+	appendKeyIn(b, t, keys)
 }

@@ -200,6 +200,11 @@ func appendDeleteKeys(b *batch, t *table, keys []string) {
 	b.begin(t.deleteShape)
 	b.buf = append(b.buf, "DELETE FROM "...)
 	b.buf = append(b.buf, t.quoted...)
+	appendKeyIn(b, t, keys)
+}
+
+// appendKeyIn appends " WHERE <key> IN (<keys>)", keys being key literals.
+func appendKeyIn(b *batch, t *table, keys []string) {
 	b.buf = append(b.buf, " WHERE "...)
 	b.buf = append(b.buf, t.keyTuple...)
 	b.buf = append(b.buf, " IN ("...)

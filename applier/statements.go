@@ -130,10 +130,10 @@ func appendInsertMode(b *batch, t *table, rows []event.Row, mode, gtid string) e
 	if mode != ExecModeIdempotent || t.keyKind == keyAll {
 		return appendInsert(b, t, rows)
 	}
-	c := check{want: 0, kind: InsertExists, t: t, rows: append([]event.Row(nil), rows...), gtid: gtid}
+	c := check{want: 0, kind: InsertExists, t: t, rows: rows, gtid: gtid} // rows only for keyLiterals, now
 	keys := c.keyLiterals()
 	appendTouch(b, t, keys)
-	c.keys = keys
+	c.keys, c.rows = keys, nil
 	b.expect(c)
 	return appendUpsert(b, t, rows)
 }
@@ -236,7 +236,7 @@ func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 	if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
 		return err
 	}
-	b.expect(check{want: 1, kind: UpdateMissing, t: t, rows: []event.Row{r}, before: true, gtid: gtid})
+	b.expect(check{want: 1, kind: UpdateMissing, t: t, row: r, before: true, gtid: gtid})
 	if mode != ExecModeIdempotent {
 		return nil
 	}
@@ -250,6 +250,9 @@ func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 	}
 	b.buf = append(b.buf, tuple[1:len(tuple)-1]...)
 	b.buf = append(b.buf, " FROM DUAL WHERE ROW_COUNT() = 0"...)
+	// The after image's key may exist already (a key change onto a row the target has): it is
+	// written over that row, as idempotent mode writes every after image.
+	b.buf = append(b.buf, t.upsertTail...)
 	return nil
 }
 
@@ -257,7 +260,10 @@ func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 // identified by a key (deleting a set of distinct keys is the same as deleting them one by one),
 // else one DELETE ... LIMIT 1 per row.
 func appendDelete(b *batch, t *table, rows []event.Row, gtid string) error {
-	if t.keyKind == keyAll || len(rows) == 1 {
+	// One statement per row where a set would not do: without a key, and where a foreign key or
+	// a trigger could see the order (a self-referencing table whose children the source
+	// deleted first: one IN list would delete in index order, cascading rows it then misses).
+	if t.keyKind == keyAll || t.related || len(rows) == 1 {
 		for _, r := range rows {
 			b.begin(t.deleteShape)
 			b.buf = append(b.buf, "DELETE FROM "...)
@@ -266,7 +272,7 @@ func appendDelete(b *batch, t *table, rows []event.Row, gtid string) error {
 			if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
 				return err
 			}
-			b.expect(check{want: 1, kind: DeleteMissing, t: t, rows: []event.Row{r}, before: true, gtid: gtid})
+			b.expect(check{want: 1, kind: DeleteMissing, t: t, row: r, before: true, gtid: gtid})
 		}
 		return nil
 	}

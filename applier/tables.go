@@ -44,6 +44,7 @@ type table struct {
 	key          []int // column indexes identifying a row
 	keyKind      keyKind
 	foldable     bool   // primary key, no other unique key, no foreign key or trigger: changes fold per key (see fold)
+	related      bool   // has a foreign key, is referenced by one, or has a trigger: deletes go one row at a time, in source order
 	upsertTail   []byte // " ON DUPLICATE KEY UPDATE ...", for a table with a key
 	upsertShape  string
 	keyTuple     []byte // the key columns as they precede IN
@@ -89,16 +90,15 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	if err := t.loadKey(ctx, db, notNull); err != nil {
 		return nil, err
 	}
-	if t.foldable {
-		// Folding reorders a table's changes and turns updates into upserts: a foreign key (the
-		// table's or one that references it) or a trigger could observe that, so such tables
-		// keep their changes as the source wrote them.
-		related, err := relatedTo(ctx, db, schema, name)
-		if err != nil {
-			return nil, err
-		}
-		t.foldable = !related
+	// Folding reorders a table's changes and turns updates into upserts, and a delete of a set of
+	// keys runs in index order: a foreign key (the table's or one that references it) or a
+	// trigger could observe that, so such tables keep their changes as the source wrote them.
+	related, err := relatedTo(ctx, db, schema, name)
+	if err != nil {
+		return nil, err
 	}
+	t.related = related
+	t.foldable = t.foldable && !related
 	for i, c := range t.cols {
 		if !c.generated {
 			t.writable = append(t.writable, i)

@@ -35,6 +35,7 @@ func IsTerminal(err error) bool {
 		1048, // column cannot be null
 		1153, // packet bigger than max_allowed_packet
 		1301, // result of a function larger than max_allowed_packet
+		1451, // a parent row cannot be deleted or updated: a child references it
 		1452: // foreign key constraint fails
 		return true
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -42,6 +45,55 @@ const (
 	xaDetachPolls = 20
 	xaDetachPoll  = 100 * time.Millisecond
 )
+
+// xaListed reports whether XA RECOVER on the target lists xid (x'gtrid',x'bqual',format) as
+// prepared and detached from any session.
+func (a *Applier) xaListed(ctx context.Context, xid string) (bool, error) {
+	gtrid, bqual, format, err := parseXID(xid)
+	if err != nil {
+		return false, err
+	}
+	rows, err := a.conn.QueryContext(ctx, "XA RECOVER")
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f, gl, bl int64
+		var data []byte
+		if err := rows.Scan(&f, &gl, &bl, &data); err != nil {
+			return false, err
+		}
+		if f == format && int(gl) == len(gtrid) && int(bl) == len(bqual) && string(data) == string(gtrid)+string(bqual) {
+			return true, nil
+		}
+	}
+	return false, rows.Err()
+}
+
+// parseXID splits x'<gtrid hex>',x'<bqual hex>',<format> (the binlog's spelling, in the case
+// binlog.xaStatement gives it) into its parts.
+func parseXID(xid string) (gtrid, bqual []byte, format int64, err error) {
+	parts := strings.Split(xid, ",")
+	if len(parts) != 3 {
+		return nil, nil, 0, fmt.Errorf("XID %s: want x'gtrid',x'bqual',format", xid)
+	}
+	hexPart := func(p string) ([]byte, error) {
+		p = strings.TrimSpace(p)
+		if len(p) < 3 || (p[0] != 'x' && p[0] != 'X') || p[1] != '\'' || p[len(p)-1] != '\'' {
+			return nil, fmt.Errorf("XID %s: %q is not a hex literal", xid, p)
+		}
+		return hex.DecodeString(p[2 : len(p)-1])
+	}
+	if gtrid, err = hexPart(parts[0]); err != nil {
+		return nil, nil, 0, err
+	}
+	if bqual, err = hexPart(parts[1]); err != nil {
+		return nil, nil, 0, err
+	}
+	format, err = strconv.ParseInt(strings.TrimSpace(parts[2]), 10, 64)
+	return gtrid, bqual, format, err
+}
 
 // isXANota reports whether err is XAER_NOTA, an unknown XID.
 func isXANota(err error) bool {
@@ -112,9 +164,20 @@ func (a *Applier) xaStart(ctx context.Context, e *event.Event) error {
 	switch {
 	case err == nil:
 	case errors.As(err, &me) && me.Number == errXADupID:
+		a.closeXASession(e.XID)
+		prepared, perr := a.xaListed(ctx, e.XID)
+		switch {
+		case perr != nil:
+			a.cfg.Logger.Warn("could not list the target's prepared XA transactions (XA RECOVER); taking the existing XID for one an earlier attempt prepared",
+				"xid", e.XID, "error", perr)
+		case !prepared:
+			// Active, not prepared: an earlier attempt's session still rolling it back, or
+			// another client's transaction. Neither is ours to skip.
+			a.xid = ""
+			return fmt.Errorf("XA START %s: the XID is in use on the target by a transaction that is not prepared (an earlier attempt's session still ending, or another client's): %w", e.XID, err)
+		}
 		// An earlier attempt prepared it and ended before saving the position after it.
 		a.cfg.Logger.Info("XA transaction already prepared on the target by an earlier attempt; not applying its rows again", "xid", e.XID, "gtid", e.GTID)
-		a.closeXASession(e.XID)
 		a.xaSkip = true
 	default:
 		return err
@@ -163,6 +226,11 @@ func (a *Applier) xaPrepare(ctx context.Context, e *event.Event) error {
 // xaOnePhase commits the open target XA transaction in one phase (MySQL's XA COMMIT ... ONE
 // PHASE), its position written inside it.
 func (a *Applier) xaOnePhase(ctx context.Context) error {
+	if a.xaSkip {
+		// A one-phase XA transaction is never prepared: the XID found at its XA START is not
+		// this transaction applied before, and its rows are not on the target.
+		return fmt.Errorf("XA COMMIT %s ONE PHASE: its XA START met an XID already prepared on the target, which a one-phase transaction never is; retrying", a.xid)
+	}
 	if err := a.flushPending(); err != nil {
 		return err
 	}
@@ -201,15 +269,18 @@ func (a *Applier) xaEnd(ctx context.Context, e *event.Event) error {
 			return err
 		}
 		_, err = s.conn.ExecContext(ctx, verb+e.XID)
-		if err == nil {
-			a.closeXASession(e.XID)
+		var me *mysql.MySQLError
+		if err == nil || (errors.As(err, &me) && (me.Number == errXARB || me.Number == errXANota)) {
+			a.closeXASession(e.XID) // the XA transaction has ended: the session holds nothing
 		}
 	} else {
 		a.b.add(verb[:len(verb)-1], verb+e.XID)
 		err = a.flush(ctx)
-		for i := 0; i < xaDetachPolls && isXANota(err) && !maybeRan; i++ {
-			// The session of an earlier attempt that prepared it may not have been detached
-			// from it yet: its kill is asynchronous.
+		for i := 0; i < xaDetachPolls && isXANota(err); i++ {
+			// The session of an earlier attempt (or process) that prepared it may not have been
+			// detached from it yet: the server ends a killed or lost session asynchronously,
+			// and until then no other session sees the transaction. Even on a marked position
+			// (maybeRan), an unknown XID is believed only once this wait is over.
 			select {
 			case <-ctx.Done():
 				return ctx.Err()

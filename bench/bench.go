@@ -4,7 +4,8 @@
 // One run starts four servers with identical settings (innodb_flush_log_at_trx_commit=1,
 // sync_binlog=1, binary log on, log_slave_updates on, the same buffer pool): a source, a vplayer
 // target, and two native replicas, one single-threaded and one with four optimistic parallel
-// threads. The initial tables are loaded on the source and replicated to every target before
+// threads. With Options.CompareVplayer a fifth, the target of a second vplayer build, is timed
+// beside the first in the catchup and insert modes (the lag mode only keeps it caught up). The initial tables are loaded on the source and replicated to every target before
 // anything is timed; then every applier is stopped, a backlog is written to the source, and each
 // applier catches it up in turn, never two at once, so that they do not compete for the two CPUs
 // of a small machine. Each target is then compared with the source, row by row.
@@ -86,6 +87,14 @@ type Options struct {
 	Trace string
 	// BufferPool is every server's innodb_buffer_pool_size (default DefaultBufferPool).
 	BufferPool string
+	// CompareVplayer, when set, is a second vplayer build (its path and any leading arguments,
+	// like Vplayer) timed side by side with Vplayer in the catchup and insert modes: a fifth
+	// server with the same settings is its target, loaded like vplayer's; the build catches up
+	// the same backlog, in turn with the other appliers, and its target is compared with the
+	// source like theirs.
+	CompareVplayer []string
+	// CompareFirst times the comparison build before Vplayer instead of after it.
+	CompareFirst bool
 }
 
 // Validate reports the first invalid setting, before anything starts.
@@ -112,6 +121,15 @@ func (o Options) Validate() error {
 	}
 	if len(o.Vplayer) == 0 || o.Vplayer[0] == "" {
 		return errors.New("no vplayer binary to run")
+	}
+	if len(o.CompareVplayer) > 0 && o.CompareVplayer[0] == "" {
+		return errors.New("--compare-vplayer is empty: give the path of the vplayer binary to compare with")
+	}
+	if len(o.CompareVplayer) > 0 && o.Mode == ModeLag {
+		return errors.New("--compare-vplayer times catch-ups only: use it with --mode catchup, insert or all")
+	}
+	if o.CompareFirst && len(o.CompareVplayer) == 0 {
+		return errors.New("--compare-first needs --compare-vplayer: there is no comparison build to time first")
 	}
 	return nil
 }

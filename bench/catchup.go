@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -69,13 +70,29 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 		RowChanges:   st.Rows,
 	}
 
-	c.say("  timing vplayer (a separate process; from its start until its record's pos contains %s)...", want)
-	tm, err := c.timeVplayer(ctx, b.mode, want, st)
-	if err != nil {
-		return r, err
+	// The vplayer builds are timed in turn (the comparison build first with CompareFirst) and
+	// listed in Appliers in a fixed order: the build under test first, as ratios needs.
+	ts := c.vtargets()
+	order := make([]int, len(ts))
+	for i := range order {
+		order[i] = i
 	}
-	r.add(Applier{Name: nameVplayer, PeakRSSBytes: tm.rss}, tm, st)
-	c.say("    %s", r.Appliers[len(r.Appliers)-1].line())
+	if c.o.CompareFirst {
+		slices.Reverse(order)
+	}
+	timed := make([]Applier, len(ts))
+	for _, i := range order {
+		t := ts[i]
+		c.say("  timing %s (a separate process; from its start until its record's pos contains %s)...", t.name, want)
+		tm, err := c.timeVplayer(ctx, t, b.mode, want, st)
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", t.name, err)
+		}
+		timed[i] = figures(Applier{Name: t.name, PeakRSSBytes: tm.rss}, tm, st)
+		c.say("    %s", timed[i].line())
+	}
+	r.Appliers = append(r.Appliers, timed...)
+	r.CompareFirst = c.o.CompareFirst && len(ts) > 1
 
 	for _, n := range c.natives() {
 		c.say("  timing %s (from START SLAVE until MASTER_GTID_WAIT('%s') returns)...", n.name, want)
@@ -102,18 +119,19 @@ type timing struct {
 	rss                              int64 // vplayer's peak RSS; 0 when not measured
 }
 
-// timeVplayer runs vplayer until it has caught up with want.
-func (c *cluster) timeVplayer(ctx context.Context, mode, want string, st genStats) (timing, error) {
-	if c.o.CPUProfile != "" {
+// timeVplayer runs t's vplayer until it has caught up with want. With a CPU profile, the build
+// under test runs in this process instead (the comparison build still runs as a process).
+func (c *cluster) timeVplayer(ctx context.Context, t vtarget, mode, want string, st genStats) (timing, error) {
+	if c.o.CPUProfile != "" && t.name == nameVplayer {
 		return c.profileVplayer(ctx, mode, want, st)
 	}
 	var tm timing
-	cpu := startCPU(c.vtargetPID, c.sourcePID)
-	p, err := c.startVplayer(ctx, "")
+	cpu := startCPU(t.pid, c.sourcePID)
+	p, err := c.startVplayer(ctx, t, "")
 	if err != nil {
 		return tm, err
 	}
-	if err := p.waitFor(ctx, c.store, want); err != nil {
+	if err := p.waitFor(ctx, t.store, want); err != nil {
 		p.stop()
 		return tm, err
 	}

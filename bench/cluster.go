@@ -30,6 +30,7 @@ const (
 	vplayerID  = 2
 	single1ID  = 3
 	parallelID = 4
+	compareID  = 5
 )
 
 // Names of the appliers, as the table and the JSON show them.
@@ -39,10 +40,18 @@ const (
 	nameParallel = "native 4 threads optimistic"
 )
 
+// comparePrefix starts the applier name of the comparison build (--compare-vplayer).
+const comparePrefix = "vplayer (compare: "
+
+// compareName is the applier name of the comparison build cmd.
+func compareName(cmd []string) string {
+	return comparePrefix + strings.Join(cmd, " ") + ")"
+}
+
 // parallelThreads is the native parallel replica's slave_parallel_threads.
 const parallelThreads = 4
 
-// cluster is the run's four servers and their pools.
+// cluster is the run's four servers (five with a comparison build) and their pools.
 type cluster struct {
 	w   io.Writer
 	o   Options
@@ -56,6 +65,36 @@ type cluster struct {
 	startPos string
 	// Process ids of the servers, for their CPU time.
 	sourcePID, vtargetPID, singlePID, parallelPID int
+	// The comparison build's target, its pool, record and process id; nil and 0 without
+	// Options.CompareVplayer.
+	ctarget    *mysqld.Server
+	cdst       *sql.DB
+	cstore     *workflow.Store
+	ctargetPID int
+}
+
+// vtarget is a vplayer build and the target it applies to.
+type vtarget struct {
+	name   string
+	cmd    []string // the binary and its leading arguments
+	server *mysqld.Server
+	db     *sql.DB
+	store  *workflow.Store
+	pid    int
+}
+
+// main is the vplayer build under test (Options.Vplayer) and its target.
+func (c *cluster) main() vtarget {
+	return vtarget{name: nameVplayer, cmd: c.o.Vplayer, server: c.vtarget, db: c.vdst, store: c.store, pid: c.vtargetPID}
+}
+
+// vtargets are the vplayer builds: the one under test, then the comparison build if any.
+func (c *cluster) vtargets() []vtarget {
+	out := []vtarget{c.main()}
+	if c.ctarget != nil {
+		out = append(out, vtarget{name: compareName(c.o.CompareVplayer), cmd: c.o.CompareVplayer, server: c.ctarget, db: c.cdst, store: c.cstore, pid: c.ctargetPID})
+	}
+	return out
 }
 
 // native is one native replica.
@@ -78,8 +117,8 @@ func (c *cluster) say(format string, args ...any) {
 	fmt.Fprintf(c.w, format+"\n", args...)
 }
 
-// startCluster starts the four servers in parallel, with identical settings, creates the schema
-// and points the native replicas at the source.
+// startCluster starts the four servers (five with a comparison build) in parallel, with
+// identical settings, creates the schema and points the native replicas at the source.
 func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err error) {
 	c := &cluster{w: w, o: o}
 	defer func() {
@@ -94,7 +133,6 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 	if err != nil {
 		return nil, err
 	}
-	c.say("Starting 4 servers from %s: source, vplayer target, 2 native replicas; on every one innodb_flush_log_at_trx_commit=1, sync_binlog=1, log_bin + log_slave_updates, innodb_buffer_pool_size=%s", bin, o.BufferPool)
 	specs := []struct {
 		s    **mysqld.Server
 		name string
@@ -104,6 +142,16 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 		{&c.vtarget, "bench-vplayer", vplayerID},
 		{&c.single, "bench-native1", single1ID},
 		{&c.parallel, "bench-native4", parallelID},
+	}
+	if len(o.CompareVplayer) > 0 {
+		specs = append(specs, struct {
+			s    **mysqld.Server
+			name string
+			id   uint32
+		}{&c.ctarget, "bench-compare", compareID})
+		c.say("Starting 5 servers from %s: source, vplayer target, comparison vplayer target, 2 native replicas; on every one innodb_flush_log_at_trx_commit=1, sync_binlog=1, log_bin + log_slave_updates, innodb_buffer_pool_size=%s", bin, o.BufferPool)
+	} else {
+		c.say("Starting 4 servers from %s: source, vplayer target, 2 native replicas; on every one innodb_flush_log_at_trx_commit=1, sync_binlog=1, log_bin + log_slave_updates, innodb_buffer_pool_size=%s", bin, o.BufferPool)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(specs))
@@ -120,6 +168,9 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 	}
 	c.say("  source %s (%s), vplayer target %s, native replicas %s and %s",
 		c.source.Addr(), c.source.Version(), c.vtarget.Addr(), c.single.Addr(), c.parallel.Addr())
+	if c.ctarget != nil {
+		c.say("  comparison vplayer target %s, for %s", c.ctarget.Addr(), strings.Join(o.CompareVplayer, " "))
+	}
 	if c.source.Flavor() != mysqld.FlavorMariaDB {
 		return c, fmt.Errorf("the benchmark's native replicas need MariaDB; %s is %s", c.source.Version(), c.source.Flavor())
 	}
@@ -140,6 +191,15 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 			return c, fmt.Errorf("read a server's process id: %w", err)
 		}
 	}
+	if c.ctarget != nil {
+		if c.cdst, err = open(c.ctarget); err != nil {
+			return c, err
+		}
+		c.cstore = workflow.New(c.cdst, "_vt")
+		if c.ctargetPID, err = serverPID(ctx, c.cdst); err != nil {
+			return c, fmt.Errorf("read a server's process id: %w", err)
+		}
+	}
 	for _, n := range c.natives() {
 		if err := n.server.ReplicateFrom(ctx, c.source, ""); err != nil {
 			return c, err
@@ -147,8 +207,8 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 	}
 	// The natives will replicate the schema from the source's binlog; vplayer's target gets it
 	// directly (vplayer ignores DDL by default), and vplayer starts after it.
-	for _, db := range []*sql.DB{c.src, c.vdst} {
-		if err := createSchema(ctx, db); err != nil {
+	for _, t := range append([]*sql.DB{c.src}, dbs(c.vtargets())...) {
+		if err := createSchema(ctx, t); err != nil {
 			return c, err
 		}
 	}
@@ -182,14 +242,23 @@ func open(s *mysqld.Server) (*sql.DB, error) {
 	return db, nil
 }
 
+// dbs are the targets' pools.
+func dbs(ts []vtarget) []*sql.DB {
+	var out []*sql.DB
+	for _, t := range ts {
+		out = append(out, t.db)
+	}
+	return out
+}
+
 func (c *cluster) close() {
-	for _, db := range []*sql.DB{c.src, c.vdst, c.sdst, c.pdst} {
+	for _, db := range []*sql.DB{c.src, c.vdst, c.sdst, c.pdst, c.cdst} {
 		if db != nil {
 			db.Close()
 		}
 	}
 	var wg sync.WaitGroup
-	for _, s := range []*mysqld.Server{c.source, c.vtarget, c.single, c.parallel} {
+	for _, s := range []*mysqld.Server{c.source, c.vtarget, c.single, c.parallel, c.ctarget} {
 		if s != nil {
 			wg.Add(1)
 			go func() {
@@ -231,16 +300,18 @@ func (c *cluster) catchUpAll(ctx context.Context, startPos string) error {
 	if err != nil {
 		return err
 	}
-	v, err := c.startVplayer(ctx, startPos)
-	if err != nil {
-		return err
-	}
-	if err := v.waitFor(ctx, c.store, want); err != nil {
-		v.stop()
-		return err
-	}
-	if err := v.stop(); err != nil {
-		return err
+	for _, t := range c.vtargets() {
+		v, err := c.startVplayer(ctx, t, startPos)
+		if err != nil {
+			return err
+		}
+		if err := v.waitFor(ctx, t.store, want); err != nil {
+			v.stop()
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		if err := v.stop(); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
 	}
 	for _, n := range c.natives() {
 		if _, err := n.catchUp(ctx, want, c.sourcePID); err != nil {
@@ -255,10 +326,17 @@ func (c *cluster) catchUpAll(ctx context.Context, startPos string) error {
 func (c *cluster) verify(ctx context.Context) (map[string]bool, error) {
 	equal := map[string]bool{}
 	var bad []string
-	for _, t := range []struct {
+	targets := []struct {
 		name string
 		db   *sql.DB
-	}{{nameVplayer, c.vdst}, {nameSingle, c.sdst}, {nameParallel, c.pdst}} {
+	}{{nameVplayer, c.vdst}, {nameSingle, c.sdst}, {nameParallel, c.pdst}}
+	if c.ctarget != nil {
+		targets = append(targets, struct {
+			name string
+			db   *sql.DB
+		}{compareName(c.o.CompareVplayer), c.cdst})
+	}
+	for _, t := range targets {
 		rs, err := compare.Tables(ctx, c.src, t.db, dbName, dbName, append(append([]string{}, tables...), stampTable))
 		if err != nil {
 			return equal, fmt.Errorf("compare %s's target: %w", t.name, err)

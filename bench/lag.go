@@ -49,7 +49,7 @@ func (c *cluster) liveAppliers() []liveApplier {
 		db:   c.vdst,
 		start: func(ctx context.Context, want string) error {
 			var err error
-			if v, err = c.startVplayer(ctx, ""); err != nil {
+			if v, err = c.startVplayer(ctx, c.main(), ""); err != nil {
 				return err
 			}
 			return v.waitFor(ctx, c.store, want)

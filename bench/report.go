@@ -22,11 +22,14 @@ type Result struct {
 	CPUs     int      `json:"cpus"`
 	Settings Settings `json:"settings"`
 	Workload Workload `json:"workload"`
-	// Appliers are vplayer first, then the native replicas.
+	// Appliers are vplayer first, then the comparison build if any (--compare-vplayer; catchup
+	// and insert modes), then the native replicas.
 	Appliers []Applier `json:"appliers"`
-	// Ratios are vplayer's throughput divided by each native replica's, keyed
-	// "vplayer/<native name>" (catchup and insert modes).
+	// Ratios are vplayer's throughput divided by each other applier's, keyed
+	// "vplayer/<applier name>" (catchup and insert modes).
 	Ratios map[string]float64 `json:"ratios,omitempty"`
+	// CompareFirst reports that the comparison build was timed before vplayer, not after it.
+	CompareFirst bool `json:"compare_first,omitempty"`
 }
 
 // Settings are what every server ran with.
@@ -108,15 +111,20 @@ func timingNote(mode string) string {
 
 // add appends a catch-up applier's figures for a backlog of st.
 func (r *Result) add(a Applier, tm timing, st genStats) {
+	r.Appliers = append(r.Appliers, figures(a, tm, st))
+}
+
+// figures fills a catch-up applier's figures for a backlog of st.
+func figures(a Applier, tm timing, st genStats) Applier {
 	s := tm.took.Seconds()
 	a.Seconds = round(s, 3)
 	a.CPUApplierSeconds, a.CPUTargetSeconds, a.CPUSourceSeconds = tm.applierCPU, tm.targetCPU, tm.sourceCPU
 	a.TransactionsPerSec = round(float64(st.Transactions)/s, 0)
 	a.RowsPerSec = round(float64(st.Rows)/s, 0)
-	r.Appliers = append(r.Appliers, a)
+	return a
 }
 
-// ratios fills Ratios: vplayer's transactions per second over each native's.
+// ratios fills Ratios: vplayer's transactions per second over each other applier's.
 func (r *Result) ratios() {
 	if len(r.Appliers) == 0 || r.Appliers[0].Name != nameVplayer {
 		return
@@ -198,6 +206,27 @@ func (r *Result) print(w io.Writer) {
 		}
 	}
 	tw.Flush()
+	if line := r.compareLine(); line != "" {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// compareLine sums up the build under test against the comparison build (--compare-vplayer):
+// the ratio of their throughputs and the difference in percent; empty without one.
+func (r *Result) compareLine() string {
+	if len(r.Appliers) < 2 || r.Appliers[0].Name != nameVplayer || !strings.HasPrefix(r.Appliers[1].Name, comparePrefix) {
+		return ""
+	}
+	v, cmp := r.Appliers[0], r.Appliers[1]
+	if cmp.TransactionsPerSec <= 0 {
+		return ""
+	}
+	ratio := v.TransactionsPerSec / cmp.TransactionsPerSec
+	first := "vplayer timed first"
+	if r.CompareFirst {
+		first = "comparison build timed first"
+	}
+	return fmt.Sprintf("vplayer / %s: %.2fx txn/s (%+.1f%%), peak RSS %s vs %s; %s", cmp.Name, ratio, (ratio-1)*100, mib(v.PeakRSSBytes), mib(cmp.PeakRSSBytes), first)
 }
 
 func equalWord(ok bool) string {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,11 @@ func TestOptions_Validate(t *testing.T) {
 		{"trace without the profiler", func(o *Options) { o.Trace = "t.out" }, "--cpuprofile"},
 		{"memprofile without the profiler", func(o *Options) { o.MemProfile = "m.pprof" }, "--cpuprofile"},
 		{"profiles", func(o *Options) { o.CPUProfile, o.MemProfile, o.Trace = "c", "m", "t" }, ""},
+		{"comparison build", func(o *Options) { o.CompareVplayer, o.CompareFirst = []string{"/tmp/vplayer-base"}, true }, ""},
+		{"comparison build, catchup", func(o *Options) { o.Mode, o.CompareVplayer = ModeInsert, []string{"/tmp/b"} }, ""},
+		{"empty comparison build", func(o *Options) { o.CompareVplayer = []string{""} }, "--compare-vplayer"},
+		{"comparison build in the lag mode", func(o *Options) { o.Mode, o.CompareVplayer = ModeLag, []string{"/tmp/b"} }, "--mode"},
+		{"compare first without a build", func(o *Options) { o.CompareFirst = true }, "--compare-vplayer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,6 +99,50 @@ func TestResult_ratiosAndPrint(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+func TestResult_compare(t *testing.T) {
+	r := &Result{Mode: ModeInsert, Server: "10.11", CPUs: 2, Workload: Workload{Transactions: 1000, RowChanges: 3000}, CompareFirst: true}
+	st := genStats{Transactions: 1000, Rows: 3000}
+	base := compareName([]string{"/tmp/vplayer-base"})
+	r.add(Applier{Name: nameVplayer, PeakRSSBytes: 20 << 20}, timing{took: 500 * time.Millisecond}, st)
+	r.add(Applier{Name: base, PeakRSSBytes: 18 << 20}, timing{took: 400 * time.Millisecond}, st)
+	r.add(Applier{Name: nameSingle}, timing{took: 2 * time.Second}, st)
+	r.ratios()
+	r.setEqual(map[string]bool{nameVplayer: true, base: true, nameSingle: true})
+	if got, want := r.Ratios[nameVplayer+"/"+base], 0.8; got != want {
+		t.Errorf("ratio over the comparison build=%v, want %v", got, want)
+	}
+	if got, want := r.Ratios[nameVplayer+"/"+nameSingle], 4.0; got != want {
+		t.Errorf("ratio over single=%v, want %v", got, want)
+	}
+	var b bytes.Buffer
+	r.print(&b)
+	for _, want := range []string{
+		"vplayer (compare: /tmp/vplayer-base)", "0.80x", "4.00x",
+		"vplayer / vplayer (compare: /tmp/vplayer-base): 0.80x txn/s (-20.0%), peak RSS 20.0 MiB vs 18.0 MiB; comparison build timed first",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"vplayer/vplayer (compare: /tmp/vplayer-base)":0.8`, `"compare_first":true`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("JSON lacks %s: %s", want, js)
+		}
+	}
+
+	// Without a comparison build, no summary line.
+	r = &Result{Mode: ModeCatchup}
+	r.add(Applier{Name: nameVplayer}, timing{took: time.Second}, st)
+	r.add(Applier{Name: nameSingle}, timing{took: time.Second}, st)
+	if line := r.compareLine(); line != "" {
+		t.Errorf("compareLine() without a comparison build = %q", line)
 	}
 }
 

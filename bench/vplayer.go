@@ -33,14 +33,14 @@ type vplayerProc struct {
 	started time.Time
 }
 
-// startVplayer runs the vplayer binary on the bench workflow, its output to a log file. A
-// non-empty startPos is passed as --start-pos (it only matters before the record exists).
-func (c *cluster) startVplayer(ctx context.Context, startPos string) (*vplayerProc, error) {
-	args := append([]string{}, c.o.Vplayer[1:]...)
+// startVplayer runs t's vplayer binary on the bench workflow on t's target, its output to a log
+// file. A non-empty startPos is passed as --start-pos (it only matters before the record exists).
+func (c *cluster) startVplayer(ctx context.Context, t vtarget, startPos string) (*vplayerProc, error) {
+	args := append([]string{}, t.cmd[1:]...)
 	args = append(args, "run",
 		"--workflow", workflowName,
 		"--source", c.source.DSN(dbName),
-		"--target", c.vtarget.DSN(dbName),
+		"--target", t.server.DSN(dbName),
 		"--vplayer-progress-deadline", "10m",
 		"--retry-delay", "1s",
 	)
@@ -52,7 +52,7 @@ func (c *cluster) startVplayer(ctx context.Context, startPos string) (*vplayerPr
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(c.o.Vplayer[0], args...)
+	cmd := exec.Command(t.cmd[0], args...)
 	cmd.Env = append(os.Environ(), c.o.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -43,6 +43,9 @@ type Config struct {
 	HeartbeatPeriod time.Duration
 	// Filter selects the replicated tables.
 	Filter *Filter
+	// KeepFilePos keeps a file:pos start position file:pos even once the source logs GTIDs
+	// (set when the stop position is a file:pos one, which only compares with those).
+	KeepFilePos bool
 	// Logger receives go-mysql's warnings and errors. Nil means slog.Default().
 	Logger *slog.Logger
 	// OnConnect, when set, is told the source connection id of the replication connection once
@@ -129,6 +132,7 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		return fmt.Errorf("start binlog stream at %s: %w", start, err)
 	}
 	t := newTranslator(start, r.cfg.Filter)
+	t.keepFilePos = r.cfg.KeepFilePos
 	t.skip.stats = &r.stats
 	w := newPaceWatch(r.cfg.HeartbeatPeriod, r.cfg.Logger)
 	rctx, stopWatch := w.start(ctx)
@@ -184,6 +188,9 @@ type translator struct {
 	// movedToGTID says that a file:pos start position has become a MariaDB GTID position, at the
 	// source's first GTID, since the caller last looked.
 	movedToGTID bool
+	// atFileStart says the stream is at the start of a binlog file, before its first event group;
+	// keepFilePos keeps a file:pos position file:pos (a file:pos stop position compares with it).
+	atFileStart, keepFilePos bool
 	// fileGTIDs is, for a file:pos stream, the GTID state of the source since the start of the
 	// current binlog file (its Gtid_list event and the GTIDs since); nil until a Gtid_list.
 	fileGTIDs map[uint32]mysql.MariadbGTID
@@ -191,7 +198,8 @@ type translator struct {
 }
 
 func newTranslator(start Position, f *Filter) *translator {
-	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}, skip: executedSkip{start: start}}
+	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}, skip: executedSkip{start: start},
+		atFileStart: start.Flavor == FlavorFilePos && start.Offset <= 4}
 	if start.GTID != nil {
 		t.pos.GTID = start.GTID.Clone() // updated in place as transactions pass
 		t.skip.start.GTID = start.GTID.Clone()
@@ -223,12 +231,14 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 		if t.pos.Flavor == FlavorFilePos {
 			t.pos.File = string(e.NextLogName)
 			t.pos.Offset = uint32(e.Position)
+			t.atFileStart = e.Position <= 4
 		}
 		return nil, nil
 	case *replication.MariadbGTIDListEvent:
 		// The source's GTID state where this binlog file starts: with the GTIDs that follow, the
-		// GTID position of a file:pos stream.
-		if t.pos.Flavor == FlavorFilePos {
+		// GTID position of a file:pos stream, when the stream reads the file from its start (a
+		// stream that starts inside a file has not seen the GTIDs before its offset).
+		if t.pos.Flavor == FlavorFilePos && t.atFileStart && !t.keepFilePos {
 			t.fileGTIDs = map[uint32]mysql.MariadbGTID{}
 			for _, g := range e.GTIDs {
 				if cur, ok := t.fileGTIDs[g.DomainID]; !ok || g.SequenceNumber > cur.SequenceNumber {
@@ -385,6 +395,7 @@ func (t *translator) changesReplicated(q, schema string) bool {
 
 func (t *translator) startTxn() {
 	t.inTxn, t.begun = true, false
+	t.atFileStart = false
 }
 
 // xa handles an XA statement of the binlog. XA START opens an XA transaction: its Begin carries

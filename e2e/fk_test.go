@@ -18,9 +18,12 @@ var fkSchema = []string{
  FOREIGN KEY (cid) REFERENCES child (id) ON DELETE CASCADE ON UPDATE CASCADE)`,
 	`CREATE TABLE note (id INT PRIMARY KEY, pid INT NULL, KEY (pid),
  FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE SET NULL ON UPDATE CASCADE)`,
+	// A tree: each row's parent is the row before it.
+	`CREATE TABLE tree (id INT PRIMARY KEY, up INT NULL, KEY (up),
+ FOREIGN KEY (up) REFERENCES tree (id) ON DELETE CASCADE)`,
 }
 
-var fkTables = []string{"parent", "child", "grandchild", "note"}
+var fkTables = []string{"parent", "child", "grandchild", "note", "tree"}
 
 // TestForeignKeyCascades: rows that the source changed by cascading (ON DELETE CASCADE over two
 // levels, ON DELETE SET NULL, ON UPDATE CASCADE) are not in the row binlog; the target gets them
@@ -80,6 +83,13 @@ func TestForeignKeyCascades(t *testing.T) {
 	mustExecConn(t, conn, "SET SESSION foreign_key_checks = 1")      // the connection goes back to the pool
 	conn.Close()
 	mustExec(t, e.src, "DELETE FROM parent WHERE id = 7")
+	// A self-referencing table whose rows the source deletes leaves first, in one statement: one
+	// IN list on the target would delete the root first and cascade the rest away.
+	mustExec(t, e.src, "INSERT INTO tree VALUES (1, NULL)")
+	for i := 2; i <= 10; i++ {
+		mustExec(t, e.src, "INSERT INTO tree VALUES (?, ?)", i, i-1)
+	}
+	mustExec(t, e.src, "DELETE FROM tree WHERE id >= 4 ORDER BY id DESC")
 
 	e.waitCaughtUp(60 * time.Second)
 	e.assertEqual(fkTables)

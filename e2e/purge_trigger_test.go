@@ -21,8 +21,8 @@ WHERE v.workflow = ? AND l.type = 'Error'`, e.workflow).Scan(&n); err != nil {
 }
 
 // TestPurgedPositionTerminal: the source's binary log after the workflow's position is purged
-// while vplayer is down. The restarted vplayer ends at the first 1236 (state Error, exit 1, one
-// error and no retry), its message naming the cause and the fix.
+// while vplayer is down. The restarted vplayer ends when the retry after the first 1236 meets it
+// again (state Error, exit 1, two errors, one retry), its message naming the cause and the fix.
 func TestPurgedPositionTerminal(t *testing.T) {
 	e := newEnv(t)
 	e.execBoth("CREATE TABLE t (id INT NOT NULL PRIMARY KEY, v INT NOT NULL)")
@@ -76,8 +76,11 @@ func TestPurgedPositionTerminal(t *testing.T) {
 	if r.State != workflow.StateError {
 		t.Errorf("state %q, want Error", r.State)
 	}
-	if n, lines := e.loggedErrors(), strings.Count(p.out.String(), "error in stream"); n != 1 || lines != 1 {
-		t.Errorf("%d errors in vreplication_log and %d 'error in stream' lines, want 1 and 1: no retry", n, lines)
+	if n, lines := e.loggedErrors(), strings.Count(p.out.String(), "error in stream"); n != 2 || lines != 2 {
+		t.Errorf("%d errors in vreplication_log and %d 'error in stream' lines, want 2 and 2: one retry", n, lines)
+	}
+	if !strings.Contains(p.out.String(), "not retrying: terminal error") {
+		t.Errorf("the second error is not reported as terminal:\n%s", p.out.String())
 	}
 }
 

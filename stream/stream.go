@@ -270,15 +270,22 @@ const (
 // terminal reports whether err must not be retried: a MySQL error that a retry cannot fix, or
 // the same kind of error for longer than --max-time-to-retry-on-error.
 func (s *Stream) terminal(err error) bool {
-	if isTerminal(err) {
+	if isTerminal(err) && !binlog.IsTerminal(err) {
 		return true
 	}
 	key := errorKey(err)
 	now := time.Now()
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
-	if key != s.errKey {
+	repeated := key == s.errKey
+	if !repeated {
 		s.errKey, s.errSince = key, now
+	}
+	// The source's refusal to serve the position (1236) is terminal when the next attempt meets
+	// it again: one retry, for a server that refuses a replica spuriously (Dolt does, while two
+	// of its GTID sets disagree for an instant); a purged position fails both.
+	if binlog.IsTerminal(err) {
+		return repeated
 	}
 	return s.cfg.MaxTimeToRetryOnError > 0 && now.Sub(s.errSince) > s.cfg.MaxTimeToRetryOnError
 }
@@ -366,6 +373,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		ServerID:        s.cfg.ServerID,
 		HeartbeatPeriod: s.cfg.SourceHeartbeatPeriod,
 		Filter:          s.filter,
+		KeepFilePos:     s.stop.Flavor == binlog.FlavorFilePos,
 		Logger:          s.log,
 		OnConnect:       s.recordSourceSession,
 	})

@@ -32,8 +32,31 @@ func newBenchFlags(stderr io.Writer) (*pflag.FlagSet, *bench.Options) {
 	fs.StringVar(&o.MemProfile, "memprofile", "", "with --cpuprofile: also write the allocation profile of each in-process catch-up here (and a .base to subtract)")
 	fs.StringVar(&o.Trace, "trace", "", "with --cpuprofile: also write an execution trace of each in-process catch-up here")
 	fs.StringVar(&o.BufferPool, "buffer-pool", bench.DefaultBufferPool, "innodb_buffer_pool_size of every server")
+	fs.Var(compareFlag{&o.CompareVplayer}, "compare-vplayer", "catchup and insert modes: also time this vplayer binary, on a fifth server with the same settings, and report vplayer's throughput over its")
+	fs.BoolVar(&o.CompareFirst, "compare-first", false, "with --compare-vplayer: time the comparison binary before this one")
 	return fs, o
 }
+
+// compareFlag is --compare-vplayer: a path, kept as the command bench.Options.CompareVplayer
+// runs.
+type compareFlag struct{ cmd *[]string }
+
+func (f compareFlag) String() string {
+	if f.cmd == nil || len(*f.cmd) == 0 {
+		return ""
+	}
+	return (*f.cmd)[0]
+}
+
+func (f compareFlag) Set(path string) error {
+	if path == "" {
+		return errors.New("empty path")
+	}
+	*f.cmd = []string{path}
+	return nil
+}
+
+func (compareFlag) Type() string { return "path" }
 
 // benchCmd runs `vplayer bench`: servers it starts itself, vplayer run as a separate process
 // (this binary), timed against native replication.

@@ -62,6 +62,7 @@ func (e *endpoint) pool() (*sql.DB, error) {
 	c := e.cfg.Clone()
 	c.MultiStatements = true
 	c.ClientFoundRows = true
+	c.MaxAllowedPacket = 0 // the server's max_allowed_packet, not the driver's 64 MiB default
 	c.DBName = ""
 	conn, err := mysql.NewConnector(c)
 	if err != nil {

@@ -267,6 +267,7 @@ func (s *Server) Pool(db string) (*sql.DB, error) {
 	}
 	cfg.MultiStatements = true
 	cfg.ClientFoundRows = true
+	cfg.MaxAllowedPacket = 0
 	c, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
