@@ -6,15 +6,11 @@ package applier
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/heartbeat"
@@ -183,16 +179,6 @@ type Applier struct {
 	stopped   bool
 }
 
-// rowGroup is a run of consecutive row changes of one kind on one table, not yet written.
-type rowGroup struct {
-	t     *table
-	kind  event.RowKind
-	fkOff bool   // the source wrote the rows with foreign_key_checks=0
-	gtid0 string // the source transaction of the group's first rows
-	rows  []event.Row
-	bytes int // binlog bytes of the rows events, bounded like a fold's
-}
-
 // New returns an applier; it connects nothing until Run.
 func New(cfg Config) *Applier {
 	if cfg.IdleWait <= 0 {
@@ -299,88 +285,6 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 			return err
 		}
 	}
-}
-
-func (a *Applier) connect(ctx context.Context) error {
-	conn, id, maxPacket, err := a.openSession(ctx)
-	if err != nil {
-		return err
-	}
-	a.conn, a.connID = conn, id
-	a.maxPacket = maxPacket - packetOverhead
-	a.fkOff = false
-	if err := a.recordSessions(ctx); err != nil {
-		conn.Close()
-		a.conn = nil
-		return err
-	}
-	return nil
-}
-
-// openSession opens a target session set up for applying, and returns its connection id and
-// the server's max_allowed_packet.
-func (a *Applier) openSession(ctx context.Context) (*sql.Conn, int64, int, error) {
-	conn, err := a.cfg.DB.Conn(ctx)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("connect to target: %w", err)
-	}
-	for _, q := range sessionSetup {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			conn.Close()
-			return nil, 0, 0, fmt.Errorf("set up target session (%s): %w", q, err)
-		}
-	}
-	var id int64
-	var maxPacket int
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&id, &maxPacket); err != nil {
-		conn.Close()
-		return nil, 0, 0, fmt.Errorf("read target connection id: %w", err)
-	}
-	return conn, id, maxPacket, nil
-}
-
-// kill ends the target session id over another connection, so that what it holds goes at once.
-func (a *Applier) kill(id int64) {
-	kctx, cancel := context.WithTimeout(context.WithoutCancel(context.Background()), 2*time.Second)
-	_, kerr := a.cfg.DB.ExecContext(kctx, "KILL "+strconv.FormatInt(id, 10))
-	cancel()
-	var me *mysql.MySQLError
-	if kerr != nil && !(errors.As(kerr, &me) && me.Number == 1094) { // 1094: unknown thread id: already gone
-		a.cfg.Logger.Warn("could not kill the applier's target connection", "connection_id", id, "error", kerr)
-	}
-}
-
-// foreignKeys makes the session's foreign_key_checks what the statements that follow in the
-// batch need: off for rows the source wrote with the checks off, and for DDL.
-func (a *Applier) foreignKeys(off bool) {
-	if a.fkOff == off && !a.fkUnknown {
-		return
-	}
-	a.fkUnknown = false
-	if off {
-		a.b.add("", "SET SESSION foreign_key_checks = 0")
-	} else {
-		a.b.add("", "SET SESSION foreign_key_checks = 1")
-	}
-	a.fkOff = off
-}
-
-// release ends the applier's connection. When a transaction may be open or a statement may still
-// run on the server (an error or cancellation interrupted it), the connection is killed over
-// another connection first: closing the client side alone leaves a statement that waits on a lock
-// running, with its locks held.
-func (a *Applier) release(cause error) {
-	a.releaseXA()
-	if a.conn == nil {
-		return
-	}
-	if cause != nil && (a.txOpen || !errors.Is(cause, ErrStopPosition)) {
-		a.kill(a.connID)
-		a.conn.Raw(func(any) error { return driver.ErrBadConn })
-	}
-	a.conn.Close()
-	a.conn = nil
-	a.txOpen = false
 }
 
 // apply applies one fetch.
@@ -491,77 +395,6 @@ func (a *Applier) openTx() error {
 	a.txOpen = true
 	a.txnSince.Store(a.cfg.Now().UnixNano())
 	return nil
-}
-
-func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
-	t, err := a.tables.get(ctx, e.Table)
-	if err != nil {
-		return err
-	}
-	a.rows += len(e.Rows)
-	if t.foldable {
-		if err := a.fold.add(t, e.Kind, e.Rows, e.Bytes(), a.gtid); err != nil {
-			return err
-		}
-		if a.fold.full() {
-			return a.fold.appendTo(&a.b, a.cfg.ExecMode, a.gtid)
-		}
-		return nil
-	}
-	g := &a.group
-	if g.t == t && g.kind == e.Kind && e.Kind != event.Update && g.fkOff == e.NoForeignKeyChecks {
-		g.rows = append(g.rows, e.Rows...)
-		g.bytes += e.Bytes()
-	} else {
-		if err := a.flushGroup(); err != nil {
-			return err
-		}
-		g.t, g.kind, g.fkOff, g.gtid0, g.bytes = t, e.Kind, e.NoForeignKeyChecks, a.gtid, e.Bytes()
-		g.rows = append(g.rows[:0], e.Rows...)
-	}
-	if e.Kind == event.Update || len(g.rows) >= 1000 || g.bytes >= maxFoldBytes {
-		return a.flushGroup()
-	}
-	return nil
-}
-
-// flushPending writes every row change not yet in the batch: the row group and the fold.
-func (a *Applier) flushPending() error {
-	if err := a.flushGroup(); err != nil {
-		return err
-	}
-	return a.fold.appendTo(&a.b, a.cfg.ExecMode, a.gtid)
-}
-
-// gtidSpan names the source transactions from gtid0 to the current one.
-func (a *Applier) gtidSpan(gtid0 string) string {
-	if gtid0 == "" || gtid0 == a.gtid {
-		return a.gtid
-	}
-	return gtid0 + ".." + a.gtid
-}
-
-// flushGroup writes the pending row group into the batch.
-func (a *Applier) flushGroup() error {
-	g := &a.group
-	if g.t == nil || len(g.rows) == 0 {
-		g.t = nil
-		return nil
-	}
-	a.foreignKeys(g.fkOff)
-	var err error
-	switch g.kind {
-	case event.Insert:
-		err = appendInsertMode(&a.b, g.t, g.rows, a.cfg.ExecMode, a.gtidSpan(g.gtid0))
-	case event.Update:
-		err = appendUpdate(&a.b, g.t, g.rows, a.cfg.ExecMode, a.gtid)
-	case event.Delete:
-		err = appendDelete(&a.b, g.t, g.rows, a.gtidSpan(g.gtid0))
-	}
-	clear(g.rows)
-	g.rows = g.rows[:0]
-	g.t = nil
-	return err
 }
 
 // idle does the work due when the relay log is quiet: save the position of skipped
