@@ -1,0 +1,436 @@
+package binlog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/vplayer/vplayer/event"
+)
+
+// translator turns go-mysql events into vplayer events and tracks the position. It is pure: no I/O.
+type translator struct {
+	filter *Filter
+	pos    Position
+	// mariaDomains holds the last GTID of each MariaDB replication domain.
+	mariaDomains map[uint32]mysql.MariadbGTID
+	tables       map[uint64]*event.Table // nil value: a table that is not replicated
+	inTxn        bool
+	begun        bool   // a Begin event was emitted for the open transaction
+	gtid         string // the open transaction's GTID, empty when it has none
+	standalone   bool   // the next query is a standalone MariaDB event group (DDL)
+	skip         executedSkip
+	// movedToGTID says that a file:pos start position has become a MariaDB GTID position, at the
+	// source's first GTID, since the caller last looked.
+	movedToGTID bool
+	// atFileStart says the stream is at the start of a binlog file, before its first event group;
+	// keepFilePos keeps a file:pos position file:pos (a file:pos stop position compares with it).
+	atFileStart, keepFilePos bool
+	// fileGTIDs is, for a file:pos stream, the GTID state of the source since the start of the
+	// current binlog file (its Gtid_list event and the GTIDs since); nil until a Gtid_list.
+	fileGTIDs map[uint32]mysql.MariadbGTID
+	out       []*event.Event
+}
+
+func newTranslator(start Position, f *Filter) *translator {
+	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}, skip: executedSkip{start: start},
+		atFileStart: start.Flavor == FlavorFilePos && start.Offset <= 4}
+	if start.GTID != nil {
+		t.pos.GTID = start.GTID.Clone() // updated in place as transactions pass
+		t.skip.start.GTID = start.GTID.Clone()
+	}
+	if start.Flavor == FlavorMariaDB {
+		t.mariaDomains = map[uint32]mysql.MariadbGTID{}
+		if set, ok := start.GTID.(*mysql.MariadbGTIDSet); ok {
+			for domain, servers := range set.Sets {
+				for _, g := range servers {
+					if cur, ok := t.mariaDomains[domain]; !ok || g.SequenceNumber > cur.SequenceNumber {
+						t.mariaDomains[domain] = *g
+					}
+				}
+			}
+		}
+	}
+	return t
+}
+
+// translate returns the events ev yields, in order. The returned slice is reused by the next call.
+func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, error) {
+	t.out = t.out[:0]
+	if t.skip.drop(ev.Event) {
+		return nil, nil
+	}
+	h := ev.Header
+	switch e := ev.Event.(type) {
+	case *replication.RotateEvent:
+		if t.pos.Flavor == FlavorFilePos {
+			t.pos.File = string(e.NextLogName)
+			t.pos.Offset = uint32(e.Position)
+			t.atFileStart = e.Position <= 4
+		}
+		return nil, nil
+	case *replication.MariadbGTIDListEvent:
+		// The source's GTID state where this binlog file starts: with the GTIDs that follow, the
+		// GTID position of a file:pos stream, when the stream reads the file from its start (a
+		// stream that starts inside a file has not seen the GTIDs before its offset).
+		if t.pos.Flavor == FlavorFilePos && t.atFileStart && !t.keepFilePos {
+			t.fileGTIDs = map[uint32]mysql.MariadbGTID{}
+			for _, g := range e.GTIDs {
+				if cur, ok := t.fileGTIDs[g.DomainID]; !ok || g.SequenceNumber > cur.SequenceNumber {
+					t.fileGTIDs[g.DomainID] = g
+				}
+			}
+		}
+		return nil, nil
+	case *replication.HeartbeatEvent:
+		t.emit(&event.Event{Type: event.Heartbeat, Size: int(h.EventSize)})
+	case *replication.MariadbGTIDEvent:
+		if t.pos.Flavor == FlavorFilePos && t.fileGTIDs != nil {
+			// A file:pos workflow (created while the source had no GTID yet, say) whose binlog
+			// file said its GTID state: from the first GTID on, the position is the GTID one, so
+			// that it survives a failover by GTID.
+			t.pos = Position{Flavor: FlavorMariaDB}
+			t.mariaDomains = t.fileGTIDs
+			t.movedToGTID = true
+		}
+		if t.mariaDomains != nil {
+			t.mariaDomains[e.GTID.DomainID] = e.GTID
+		}
+		t.gtid = e.GTID.String()
+		if e.IsStandalone() {
+			t.standalone = true
+		} else {
+			t.startTxn()
+		}
+		if e.Flags&mariaFlagPreparedXA != 0 {
+			// MariaDB logs no XA START: the event group's GTID event carries the XID.
+			xid, err := mariaXID(ev.RawData)
+			if err != nil {
+				return nil, fmt.Errorf("decode the XID of XA transaction %s: %w", t.gtid, err)
+			}
+			t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, XID: xid, Size: 1})
+			t.begun = true
+		}
+	case *replication.GTIDEvent:
+		// MySQL: a BEGIN query event follows for transactions, nothing for DDL. The GTID is
+		// tracked here rather than taken from go-mysql's GSet, which events inside a compressed
+		// transaction payload do not carry.
+		if t.pos.Flavor == FlavorMySQL && !anonymous(e.SID) {
+			next, err := e.GTIDNext()
+			if err != nil {
+				return nil, fmt.Errorf("decode GTID event at %s: %w", t.pos, err)
+			}
+			if err := t.pos.GTID.Update(next.String()); err != nil {
+				return nil, fmt.Errorf("add GTID %s to %s: %w", next, t.pos, err)
+			}
+			t.gtid = next.String()
+		}
+	case *replication.QueryEvent:
+		return t.query(ev, e)
+	case *replication.TransactionPayloadEvent:
+		// MySQL binlog_transaction_compression: a whole transaction inside one event. The inner
+		// events carry no end position; the payload's own is where the transaction ends.
+		if t.pos.Flavor == FlavorFilePos && h.LogPos > 0 {
+			t.pos.Offset = h.LogPos
+		}
+		var all []*event.Event
+		for _, inner := range e.Events {
+			out, err := t.translate(inner)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, out...)
+		}
+		t.out = append(t.out[:0], all...)
+		return t.out, nil
+	case *replication.XIDEvent:
+		t.commit(h)
+	case *replication.GenericEvent:
+		if h.EventType == replication.XA_PREPARE_LOG_EVENT && t.inTxn {
+			t.xaPrepare(h)
+			return t.out, nil
+		}
+	case *replication.TableMapEvent:
+		schema, name := string(e.Schema), string(e.Table)
+		if !t.filter.Match(schema, name) {
+			t.tables[e.TableID] = nil
+			return nil, nil
+		}
+		t.tables[e.TableID] = tableOf(e, t.tables[e.TableID])
+	case *replication.RowsEvent:
+		tbl := t.tables[e.TableID]
+		if tbl == nil {
+			return nil, nil
+		}
+		if !t.inTxn {
+			return nil, fmt.Errorf("rows event for %s.%s outside a transaction at %s", tbl.Schema, tbl.Name, t.pos)
+		}
+		if !t.begun {
+			t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, Size: 1})
+			t.begun = true
+		}
+		t.emit(rowsOf(h, e, tbl))
+	}
+	t.advanceFilePos(h)
+	return t.out, nil
+}
+
+func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEvent) ([]*event.Event, error) {
+	h := ev.Header
+	q := strings.TrimSpace(string(e.Query))
+	switch {
+	case strings.EqualFold(q, "BEGIN"):
+		t.startTxn()
+		t.advanceFilePos(h)
+		return t.out, nil
+	case strings.EqualFold(q, "COMMIT"):
+		t.advanceFilePos(h)
+		t.commit(h)
+		return t.out, nil
+	}
+	if verb, xid, ok := xaStatement(q); ok {
+		return t.xa(h, verb, xid)
+	}
+	switch {
+	case t.inTxn && !t.standalone:
+		// SAVEPOINT and the like inside a row-based transaction carry no data.
+		t.advanceFilePos(h)
+		return t.out, nil
+	}
+	// A statement of its own: DDL or a standalone event group.
+	t.standalone = false
+	t.advanceFilePos(h)
+	t.syncMariaPos()
+	schema := string(e.Schema)
+	if e.ErrorCode == 0 && t.changesReplicated(q, schema) {
+		t.emit(&event.Event{Type: event.DDL, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Schema: schema, Query: q,
+			DBRefs: dbRefs(q, t.filter.DB()), Size: int(h.EventSize)})
+		// Table ids may be reused with new definitions after DDL; forget them.
+		clear(t.tables)
+	} else {
+		t.emit(&event.Event{Type: event.Skip, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+	}
+	return t.out, nil
+}
+
+// changesReplicated reports whether the statement q, run with default schema schema, changes the
+// definition of a replicated table.
+func (t *translator) changesReplicated(q, schema string) bool {
+	tables, ok := ddlTables(q, schema)
+	if !ok {
+		return false
+	}
+	for _, tr := range tables {
+		if t.filter.Match(tr.schema, tr.name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *translator) startTxn() {
+	t.inTxn, t.begun = true, false
+	t.atFileStart = false
+}
+
+// xa handles an XA statement of the binlog. XA START opens an XA transaction: its Begin carries
+// the XID, and is emitted at once, so that the target prepares it even when it changes no
+// replicated table and its XA COMMIT always finds it. XA END carries nothing. XA COMMIT and XA
+// ROLLBACK of a prepared transaction are event groups of their own; XA COMMIT ... ONE PHASE
+// (MySQL) commits the open XA transaction like COMMIT.
+func (t *translator) xa(h *replication.EventHeader, verb, xid string) ([]*event.Event, error) {
+	t.advanceFilePos(h)
+	switch verb {
+	case "START":
+		if !t.inTxn {
+			t.startTxn()
+		}
+		t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, XID: xid, Size: 1})
+		t.begun = true
+	case "END":
+	case "COMMIT ONE PHASE":
+		t.commit(h)
+	case "COMMIT", "ROLLBACK":
+		if t.inTxn && t.begun {
+			return nil, fmt.Errorf("XA %s %s inside an open transaction at %s", verb, xid, t.pos)
+		}
+		t.syncMariaPos()
+		typ := event.XACommit
+		if verb == "ROLLBACK" {
+			typ = event.XARollback
+		}
+		t.emit(&event.Event{Type: typ, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), XID: xid, Size: int(h.EventSize)})
+		t.inTxn, t.begun, t.standalone = false, false, false
+	}
+	return t.out, nil
+}
+
+// MariaDB GTID event flags of XA event groups.
+const (
+	mariaFlagGroupCommitID = 2
+	mariaFlagPreparedXA    = 64
+)
+
+// mariaXID decodes the XID of a MariaDB GTID event (the whole event, header included) of an XA
+// event group, as SQL: x'<gtrid>',x'<bqual>',<formatID>, in the lower case of xaStatement. After the 19-byte header: seq_no (8),
+// domain id (4), flags (1), the commit id (8) when flagged, then formatID (4), the lengths of
+// gtrid and bqual (1 each) and their bytes.
+func mariaXID(raw []byte) (string, error) {
+	const header = 19
+	if len(raw) < header+13 {
+		return "", fmt.Errorf("event of %d bytes", len(raw))
+	}
+	b := raw[header:]
+	flags := b[12]
+	b = b[13:]
+	if flags&mariaFlagGroupCommitID != 0 {
+		if len(b) < 8 {
+			return "", fmt.Errorf("event too short for its commit id")
+		}
+		b = b[8:]
+	}
+	if len(b) < 6 {
+		return "", fmt.Errorf("event too short for an XID")
+	}
+	format := int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+	gl, bl := int(b[4]), int(b[5])
+	b = b[6:]
+	if gl > 64 || bl > 64 || len(b) < gl+bl {
+		return "", fmt.Errorf("XID of %d+%d bytes in %d", gl, bl, len(b))
+	}
+	return fmt.Sprintf("x'%x',x'%x',%d", b[:gl], b[gl:gl+bl], format), nil
+}
+
+// xaPrepare closes the open XA transaction as prepared.
+func (t *translator) xaPrepare(h *replication.EventHeader) {
+	t.advanceFilePos(h)
+	t.syncMariaPos()
+	if t.begun {
+		t.emit(&event.Event{Type: event.XAPrepare, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+	} else {
+		t.emit(&event.Event{Type: event.Skip, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+	}
+	t.inTxn, t.begun = false, false
+}
+
+// xaStatement recognises XA START|END|COMMIT|ROLLBACK <xid> [ONE PHASE], as the source logs it
+// (XA START X'61',X”,1), and returns the verb and the xid as SQL that names it again.
+func xaStatement(q string) (verb, xid string, ok bool) {
+	if len(q) < 3 || !strings.EqualFold(q[:3], "XA ") {
+		return "", "", false
+	}
+	rest := strings.TrimSpace(q[3:])
+	sp := strings.IndexByte(rest, ' ')
+	if sp < 0 {
+		return "", "", false
+	}
+	verb, xid = strings.ToUpper(rest[:sp]), strings.TrimSpace(rest[sp+1:])
+	switch verb {
+	case "START", "BEGIN":
+		verb = "START"
+	case "END", "ROLLBACK":
+	case "COMMIT":
+		if u := strings.ToUpper(xid); strings.HasSuffix(u, " ONE PHASE") {
+			verb, xid = "COMMIT ONE PHASE", strings.TrimSpace(xid[:len(xid)-len(" ONE PHASE")])
+		}
+	default:
+		return "", "", false
+	}
+	xid = strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(xid, "/*!*/")), ";")
+	// Sources write it as hex literals and a number (X'61',X'',1): one case, so that the XID of
+	// a transaction's XA START (MariaDB: from its GTID event) and of its XA COMMIT compare equal.
+	return verb, strings.ToLower(xid), xid != ""
+}
+
+func (t *translator) commit(h *replication.EventHeader) {
+	t.advanceFilePos(h)
+	t.syncMariaPos()
+	typ := event.Skip
+	if t.begun {
+		typ = event.Commit
+	}
+	t.emit(&event.Event{Type: typ, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+	t.inTxn, t.begun = false, false
+}
+
+func (t *translator) advanceFilePos(h *replication.EventHeader) {
+	if t.pos.Flavor == FlavorFilePos && h.LogPos > 0 {
+		t.pos.Offset = h.LogPos
+	}
+}
+
+// syncMariaPos writes the per-domain GTIDs into the position, one GTID per domain, as MariaDB's
+// gtid_binlog_pos shows it.
+func (t *translator) syncMariaPos() {
+	if t.pos.Flavor != FlavorMariaDB {
+		return
+	}
+	parts := make([]string, 0, len(t.mariaDomains))
+	for _, g := range t.mariaDomains {
+		parts = append(parts, g.String())
+	}
+	sort.Strings(parts)
+	set, err := mysql.ParseMariadbGTIDSet(strings.Join(parts, ","))
+	if err == nil {
+		t.pos.GTID = set
+	}
+}
+
+func (t *translator) emit(e *event.Event) { t.out = append(t.out, e) }
+
+// tableOf describes a table map event, reusing prev when the definition is unchanged.
+func tableOf(e *replication.TableMapEvent, prev *event.Table) *event.Table {
+	schema, name := string(e.Schema), string(e.Table)
+	if prev != nil && prev.Schema == schema && prev.Name == name && prev.ColumnCount == int(e.ColumnCount) && string(prev.ColumnTypes) == string(e.ColumnType) {
+		return prev
+	}
+	tbl := &event.Table{
+		Schema:      schema,
+		Name:        name,
+		ColumnCount: int(e.ColumnCount),
+		ColumnTypes: append([]byte(nil), e.ColumnType...),
+	}
+	if names := e.ColumnNameString(); len(names) == int(e.ColumnCount) {
+		tbl.ColumnNames = names
+	}
+	if m := e.UnsignedMap(); len(m) > 0 {
+		tbl.Unsigned = make([]bool, e.ColumnCount)
+		for i, u := range m {
+			if i >= 0 && i < len(tbl.Unsigned) {
+				tbl.Unsigned[i] = u
+			}
+		}
+	}
+	return tbl
+}
+
+// rowsFlagNoForeignKeyChecks is the rows event flag of a source session with foreign_key_checks=0.
+const rowsFlagNoForeignKeyChecks = 0x0002
+
+func rowsOf(h *replication.EventHeader, e *replication.RowsEvent, tbl *event.Table) *event.Event {
+	out := &event.Event{Type: event.Rows, Table: tbl, Timestamp: int64(h.Timestamp), Size: int(h.EventSize),
+		NoForeignKeyChecks: e.Flags&rowsFlagNoForeignKeyChecks != 0}
+	switch e.Type() {
+	case replication.EnumRowsEventTypeInsert:
+		out.Kind = event.Insert
+		out.Rows = make([]event.Row, len(e.Rows))
+		for i, r := range e.Rows {
+			out.Rows[i].After = r
+		}
+	case replication.EnumRowsEventTypeDelete:
+		out.Kind = event.Delete
+		out.Rows = make([]event.Row, len(e.Rows))
+		for i, r := range e.Rows {
+			out.Rows[i].Before = r
+		}
+	case replication.EnumRowsEventTypeUpdate:
+		out.Kind = event.Update
+		out.Rows = make([]event.Row, len(e.Rows)/2)
+		for i := range out.Rows {
+			out.Rows[i].Before, out.Rows[i].After = e.Rows[2*i], e.Rows[2*i+1]
+		}
+	}
+	return out
+}
