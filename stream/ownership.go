@@ -2,8 +2,11 @@ package stream
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/vplayer/vplayer/workflow"
@@ -115,4 +118,102 @@ func (s *Stream) recordSourceSession(connID uint32) error {
 		return s.lease.Check(ctx)
 	}
 	return s.lease.RecordSourceSession(ctx, boot, int64(connID))
+}
+
+// acquire takes the workflow's lease, waiting as a standby while another live process owns it,
+// and logging who owns it and until when each time that changes. It returns nil, nil when ctx
+// ends while waiting.
+func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
+	ttl := s.cfg.LeaseTTL
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	owner := s.cfg.Owner
+	if owner == "" {
+		owner = DefaultOwner()
+	}
+	var last workflow.Holder
+	waited, retried := false, false
+	for {
+		lease, h, err := s.store.Acquire(ctx, s.id, s.cfg.Workflow, owner, ttl)
+		switch {
+		case err == nil && waited && s.deliberatelyEnded(ctx):
+			// The owner this standby waited on ended the workflow on purpose (vplayer stop, the
+			// stop position, a DDL under --on-ddl stop) or on a terminal error: that ends the
+			// workflow, not just one process of it. Only an owner that went away (a signal, a
+			// crash, a lost lease) is taken over.
+			s.log.Info("the workflow was stopped or failed while this process waited as a standby; not taking over")
+			if err := lease.Release(); err != nil {
+				s.log.Warn("could not release the workflow lease; it expires by itself", "error", err)
+			}
+			return nil, nil
+		case err == nil:
+			s.log.Info("workflow lease acquired", "owner", owner, "epoch", lease.Epoch(), "ttl", ttl)
+			s.logEnded(lease)
+			s.endPreviousSource(ctx, lease)
+			return lease, nil
+		case ctx.Err() != nil:
+			return nil, nil
+		case IsUnreachable(err):
+			// The target went away (or was not there yet): wait for it, as a standby would.
+			if err := s.retryWait(ctx, err); err != nil {
+				return nil, nil
+			}
+			retried = true
+			continue
+		case !errors.Is(err, workflow.ErrLeaseHeld):
+			return nil, err
+		}
+		if retried {
+			s.notifyState(workflow.StateInit)
+			retried = false
+		}
+		waited = true
+		if h.Owner != last.Owner || h.Epoch != last.Epoch {
+			s.log.Info("workflow owned by another process; waiting as a standby", "owner", h.Owner, "until", h.Until.UTC().Format(time.RFC3339Nano))
+			last = h
+		}
+		t := time.NewTimer(min(ttl/2, time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-t.C:
+		}
+	}
+}
+
+// deliberatelyEnded reports whether the record says the workflow was stopped with a reason (a
+// signal stops a process with an empty message) or ended in a terminal error.
+func (s *Stream) deliberatelyEnded(ctx context.Context) bool {
+	rec, err := s.store.Get(ctx, s.cfg.Workflow)
+	return err == nil && (rec.State == workflow.StateError || rec.State == workflow.StateStopped && rec.Message != "")
+}
+
+// lost ends the stream after its lease was taken over: it logs who owns the workflow now and
+// writes nothing more (every write would be fenced).
+func (s *Stream) lost(cause error) error {
+	err := cause
+	if !errors.Is(err, workflow.ErrLostOwnership) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if lerr := s.lease.Check(ctx); lerr != nil {
+			err = lerr
+		} else {
+			err = fmt.Errorf("%w: %w", workflow.ErrLostOwnership, cause)
+		}
+	}
+	s.log.Error(err.Error())
+	return err
+}
+
+// DefaultLeaseTTL is the workflow lease's default time to live.
+const DefaultLeaseTTL = 10 * time.Second
+
+// DefaultOwner identifies this process as a lease owner: host, pid and a random id.
+func DefaultOwner() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
