@@ -18,13 +18,7 @@ func newDoltEnv(t *testing.T) *env {
 	t.Helper()
 	source := mysqltest.Dolt(t)
 	_, target := mysqltest.Pair(t)
-	name := mysqltest.DBName(t)
-	e := &env{t: t, source: source, target: target, db: name, workflow: name}
-	e.src = mysqltest.DB(t, source, name)
-	e.dst = mysqltest.DB(t, target, name)
-	e.srcPool = pool(t, source)
-	e.dstPool = pool(t, target)
-	return e
+	return newEnvOn(t, source, target)
 }
 
 // execSource runs statements on the source database, each in its own transaction.

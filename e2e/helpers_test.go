@@ -67,6 +67,12 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	source, target := mysqltest.Pair(t)
+	return newEnvOn(t, source, target)
+}
+
+// newEnvOn is newEnv on the given source and target servers.
+func newEnvOn(t *testing.T, source, target *mysqld.Server) *env {
+	t.Helper()
 	name := mysqltest.DBName(t)
 	e := &env{t: t, source: source, target: target, db: name, workflow: name}
 	e.src = mysqltest.DB(t, source, name)
