@@ -173,8 +173,11 @@ func TestDolt_HeartbeatPeriod(t *testing.T) {
 	out := logs.String()
 	mu.Lock()
 	defer mu.Unlock()
-	if len(attempts) != 1 {
-		t.Errorf("%d attempts over 35s of idleness, want 1 (no reconnect loop); log:\n%s", len(attempts), out)
+	// Dolt sometimes refuses a connecting replica with a spurious 1236 for an instant (two of its
+	// GTID sets disagree): that retry is Dolt's, not a read-timeout reconnect.
+	spurious := strings.Count(out, "ERROR 1236")
+	if len(attempts)-spurious != 1 || strings.Contains(out, "i/o timeout") {
+		t.Errorf("%d attempts (%d after Dolt's spurious 1236) over 35s of idleness, want 1 (no reconnect loop); log:\n%s", len(attempts), spurious, out)
 	}
 	const adapted = "the source sends heartbeats less often than --source-heartbeat-period asks"
 	if n := strings.Count(out, adapted); n != 1 {
