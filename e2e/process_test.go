@@ -97,7 +97,13 @@ func (p *proc) wait(timeout time.Duration) int {
 	select {
 	case <-p.done:
 	case <-time.After(timeout):
-		p.t.Fatalf("vplayer did not exit within %v; output:\n%s", timeout, p.out.String())
+		// SIGQUIT makes the Go runtime print every goroutine's stack: where it is stuck.
+		p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+		}
+		p.t.Fatalf("vplayer did not exit within %v; output, with its goroutines' stacks:\n%s", timeout, p.out.String())
 	}
 	return p.cmd.ProcessState.ExitCode()
 }
