@@ -90,6 +90,9 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 		}
 		timed[i] = figures(Applier{Name: t.name, PeakRSSBytes: tm.rss}, tm, st)
 		c.say("    %s", timed[i].line())
+		if tm.work != "" {
+			c.say("      target per transaction: %s", tm.work)
+		}
 	}
 	r.Appliers = append(r.Appliers, timed...)
 	r.CompareFirst = c.o.CompareFirst && len(ts) > 1
@@ -117,6 +120,9 @@ type timing struct {
 	// target server and the source server.
 	applierCPU, targetCPU, sourceCPU float64
 	rss                              int64 // vplayer's peak RSS; 0 when not measured
+	// work is what the target server did per source transaction (its status counters); empty
+	// when not read.
+	work string
 }
 
 // timeVplayer runs t's vplayer until it has caught up with want. With a CPU profile, the build
@@ -126,6 +132,10 @@ func (c *cluster) timeVplayer(ctx context.Context, t vtarget, mode, want string,
 		return c.profileVplayer(ctx, mode, want, st)
 	}
 	var tm timing
+	before, err := readWork(ctx, t.db)
+	if err != nil {
+		return tm, err
+	}
 	cpu := startCPU(t.pid, c.sourcePID)
 	p, err := c.startVplayer(ctx, t, "")
 	if err != nil {
@@ -138,6 +148,9 @@ func (c *cluster) timeVplayer(ctx context.Context, t vtarget, mode, want string,
 	tm.took = time.Since(p.started)
 	used := cpu.stop()
 	tm.targetCPU, tm.sourceCPU = used[0], used[1]
+	if after, err := readWork(ctx, t.db); err == nil {
+		tm.work = after.perTxn(before, st.Transactions)
+	}
 	if t, err := cpuTime(p.cmd.Process.Pid); err == nil {
 		tm.applierCPU = round(t.Seconds(), 2)
 	}
