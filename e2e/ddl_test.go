@@ -31,6 +31,24 @@ func (e *env) execOn(db *sql.DB, stmts ...string) {
 	}
 }
 
+// execTxn runs stmts on db in one transaction.
+func (e *env) execTxn(db *sql.DB, stmts ...string) {
+	e.t.Helper()
+	tx, err := db.BeginTx(e.ctx(), nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(e.ctx(), q); err != nil {
+			e.t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // hasIndex reports whether table of schema has an index named index on db's server.
 func (e *env) hasIndex(db *sql.DB, schema, table, index string) bool {
 	e.t.Helper()
