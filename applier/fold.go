@@ -38,6 +38,25 @@ type foldTable struct {
 	t     *table
 	order []string // keys in first-change order
 	rows  map[string]*foldRow
+	kinds [event.Delete + 1]bool // the kinds of source row changes folded
+}
+
+// shapeSuffix names the source's row changes that a folded statement stands for, so that a
+// stall message naming vplayer's statement also says what the source did.
+func (ft *foldTable) shapeSuffix() string {
+	s := " (folded source "
+	n := 0
+	for _, k := range []event.RowKind{event.Insert, event.Update, event.Delete} {
+		if !ft.kinds[k] {
+			continue
+		}
+		if n > 0 {
+			s += "+"
+		}
+		s += k.String()
+		n++
+	}
+	return s + " rows)"
 }
 
 // foldRow is the net change of one key: deleted, or the row image it ends with.
@@ -93,6 +112,9 @@ func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int, gti
 	}
 	f.bytes += size
 	ft := f.table(t)
+	if kind <= event.Delete {
+		ft.kinds[kind] = true
+	}
 	for _, r := range rows {
 		switch kind {
 		case event.Insert:
@@ -158,15 +180,16 @@ func (f *fold) appendTo(b *batch, mode, gtid string) error {
 				upKeys = append(upKeys, k)
 			}
 		}
+		from := ft.shapeSuffix()
 		for len(dels) > 0 {
 			n := min(len(dels), foldChunk)
-			appendDeleteKeys(b, ft.t, dels[:n])
+			appendDeleteKeys(b, ft.t, dels[:n], ft.t.deleteShape+from)
 			b.expect(check{want: int64(n), kind: DeleteMissing, t: ft.t, keys: dels[:n:n], gtid: gtid})
 			dels = dels[n:]
 		}
 		for len(ups) > 0 {
 			n := min(len(ups), foldChunk)
-			if err := appendUpsert(b, ft.t, ups[:n]); err != nil {
+			if err := appendInsertTail(b, ft.t, ups[:n], ft.t.upsertShape+from, ft.t.upsertTail); err != nil {
 				return err
 			}
 			b.expect(check{want: 2 * int64(n), upsert: true, kind: UpdateMissing, t: ft.t, keys: upKeys[:n:n], gtid: gtid})
@@ -178,9 +201,9 @@ func (f *fold) appendTo(b *batch, mode, gtid string) error {
 			if mode == ExecModeIdempotent {
 				appendTouch(b, ft.t, insKeys[:n])
 				b.expect(check{want: 0, kind: InsertExists, t: ft.t, keys: insKeys[:n:n], gtid: gtid})
-				err = appendUpsert(b, ft.t, inserts[:n])
+				err = appendInsertTail(b, ft.t, inserts[:n], ft.t.upsertShape+from, ft.t.upsertTail)
 			} else {
-				err = appendInsert(b, ft.t, inserts[:n])
+				err = appendInsertTail(b, ft.t, inserts[:n], ft.t.insertShape+from, nil)
 			}
 			if err != nil {
 				return err
@@ -195,9 +218,9 @@ func (f *fold) appendTo(b *batch, mode, gtid string) error {
 	return nil
 }
 
-// appendDeleteKeys appends DELETE ... WHERE key IN (keys), keys being key literals.
-func appendDeleteKeys(b *batch, t *table, keys []string) {
-	b.begin(t.deleteShape)
+// appendDeleteKeys appends DELETE ... WHERE key IN (keys), keys being key literals; shape names it.
+func appendDeleteKeys(b *batch, t *table, keys []string, shape string) {
+	b.begin(shape)
 	b.buf = append(b.buf, "DELETE FROM "...)
 	b.buf = append(b.buf, t.quoted...)
 	appendKeyIn(b, t, keys)

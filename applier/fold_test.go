@@ -115,6 +115,41 @@ func TestFold(t *testing.T) {
 	}
 }
 
+// TestFold_shapes: the folded statements' shapes, which stall messages show, name the source's
+// row changes they stand for beside vplayer's own statement.
+func TestFold_shapes(t *testing.T) {
+	tbl := foldTestTable()
+	var f fold
+	for _, c := range []struct {
+		kind event.RowKind
+		row  event.Row
+	}{
+		{event.Update, event.Row{Before: row(1, "a"), After: row(1, "b")}},
+		{event.Delete, event.Row{Before: row(2, "a")}},
+		{event.Insert, event.Row{After: row(2, "c")}},
+	} {
+		if err := f.add(tbl, c.kind, []event.Row{c.row}, 1, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b batch
+	if err := f.appendTo(&b, ExecModeStrict, ""); err != nil {
+		t.Fatal(err)
+	}
+	want := "INSERT ... ON DUPLICATE KEY UPDATE `s`.`t` (folded source INSERT+UPDATE+DELETE rows)"
+	if got := b.shape(); got != want {
+		t.Errorf("shape %q, want %q", got, want)
+	}
+	f.add(tbl, event.Update, []event.Row{{Before: row(1, "b"), After: row(1, "d")}}, 1, "")
+	b.reset()
+	if err := f.appendTo(&b, ExecModeStrict, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.shape(), "INSERT ... ON DUPLICATE KEY UPDATE `s`.`t` (folded source UPDATE rows)"; got != want {
+		t.Errorf("after a flush: shape %q, want %q", got, want)
+	}
+}
+
 // TestFold_chunks: many keys are written in statements of at most foldChunk rows.
 func TestFold_chunks(t *testing.T) {
 	tbl := foldTestTable()
