@@ -132,7 +132,8 @@ type check struct {
 	// upsert marks an INSERT ... ON DUPLICATE KEY UPDATE of keys that must all exist, want being
 	// twice their number: with clientFoundRows a row counts 2 when it existed and the image
 	// changed it, 1 when it was inserted (absent) or already equal to the image. A shortfall is
-	// therefore only a suspicion, settled by looking up which keys the target has (committed).
+	// therefore only a suspicion, settled by looking up which keys the target has (committed),
+	// which strict mode can do because it sends checked statements before the COMMIT.
 	// This costs nothing when every row is there, where a probe before the upsert would read
 	// every key a second time.
 	upsert bool
