@@ -33,16 +33,13 @@ func (c *cluster) profileVplayer(ctx context.Context, mode, want string, st genS
 		return tm, err
 	}
 	defer srcPool.Close()
-	cfg := stream.Config{
-		Workflow: workflowName,
-		Source: stream.Source{Host: "127.0.0.1", Port: uint16(c.source.Port()), User: "root", DB: dbName,
-			Pool: srcPool},
-		Target: c.vdst, TargetDB: dbName, Sidecar: "_vt",
-		ProgressDeadline: 10 * time.Minute, HeartbeatInterval: time.Second, SourceHeartbeatPeriod: time.Second,
-		RelayLogMaxBytes: 250000, RelayLogMaxItems: 5000, RetryDelay: time.Second, OnDDL: "ignore",
-		ServerID: binlog.ServerIDFor(workflowName), Options: "{}",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
+	cfg := stream.DefaultConfig()
+	cfg.Workflow = workflowName
+	cfg.Source = stream.Source{Host: "127.0.0.1", Port: uint16(c.source.Port()), User: "root", DB: dbName, Pool: srcPool}
+	cfg.Target, cfg.TargetDB = c.vdst, dbName
+	cfg.ProgressDeadline, cfg.RetryDelay = 10*time.Minute, time.Second
+	cfg.ServerID, cfg.Options = binlog.ServerIDFor(workflowName), "{}"
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cpu := startCPU(os.Getpid(), c.vtargetPID, c.sourcePID)
 	began := time.Now()
 	if err := stream.Preflight(ctx, cfg); err != nil {

@@ -108,26 +108,14 @@ func (e *env) createWorkload() {
 // streamConfig is a stream configuration for this env with test-friendly timings.
 func (e *env) streamConfig() stream.Config {
 	srcPort := uint16(e.source.Port())
-	return stream.Config{
-		Workflow: e.workflow,
-		Source: stream.Source{
-			Host: "127.0.0.1", Port: srcPort, User: "root", DB: e.db, Pool: e.srcPool,
-		},
-		Target:                e.dstPool,
-		TargetDB:              e.db,
-		Sidecar:               "_vt",
-		StartPos:              "current",
-		ProgressDeadline:      time.Minute,
-		HeartbeatInterval:     time.Second,
-		SourceHeartbeatPeriod: time.Second,
-		RelayLogMaxBytes:      250000,
-		RelayLogMaxItems:      5000,
-		RetryDelay:            200 * time.Millisecond,
-		OnDDL:                 "ignore",
-		ServerID:              binlog.ServerIDFor(e.workflow),
-		Options:               "{}",
-		Logger:                slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("workflow", e.workflow),
-	}
+	cfg := stream.DefaultConfig()
+	cfg.Workflow = e.workflow
+	cfg.Source = stream.Source{Host: "127.0.0.1", Port: srcPort, User: "root", DB: e.db, Pool: e.srcPool}
+	cfg.Target, cfg.TargetDB, cfg.StartPos = e.dstPool, e.db, "current"
+	cfg.ProgressDeadline, cfg.RetryDelay = time.Minute, 200*time.Millisecond
+	cfg.ServerID, cfg.Options = binlog.ServerIDFor(e.workflow), "{}"
+	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("workflow", e.workflow)
+	return cfg
 }
 
 // runStream runs a stream in process until the returned stop function is called; stop returns

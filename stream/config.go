@@ -6,8 +6,15 @@ package stream
 import (
 	"crypto/tls"
 	"database/sql"
+	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/vplayer/vplayer/applier"
+	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/stall"
 )
 
 // Source says how to reach the source and what to replicate.
@@ -24,7 +31,7 @@ type Source struct {
 	Pool *sql.DB
 }
 
-// Config configures a stream. Durations are validated by the caller (the command line).
+// Config configures a stream: start from DefaultConfig; New checks it with Validate.
 type Config struct {
 	Workflow string
 	Source   Source
@@ -73,4 +80,86 @@ type Config struct {
 	// OnState, when set, is called whenever the stream changes state: Running at each attempt's
 	// start, Stopped or Error at the end, and "Retrying" while it waits to retry after an error.
 	OnState func(state string)
+}
+
+// DefaultConfig returns a Config with every setting at its default (SPEC section 6): the one
+// place the command line, `vplayer diff`, the demo and the benchmark take them from. Workflow,
+// Source and Target are left for the caller.
+func DefaultConfig() Config {
+	return Config{
+		Sidecar:               "_vt",
+		ProgressDeadline:      stall.DefaultProgressDeadline,
+		HeartbeatInterval:     stall.DefaultHeartbeatInterval,
+		SourceHeartbeatPeriod: time.Second,
+		RelayLogMaxBytes:      250000,
+		RelayLogMaxItems:      5000,
+		RetryDelay:            5 * time.Second,
+		OnDDL:                 applier.OnDDLIgnore,
+		ExecMode:              applier.ExecModeStrict,
+		LeaseTTL:              DefaultLeaseTTL,
+	}
+}
+
+// MaxSourceHeartbeatPeriod is the longest --source-heartbeat-period.
+const MaxSourceHeartbeatPeriod = time.Minute
+
+// Validate reports every invalid setting in one error, each naming its flag and what it must
+// be. It needs no connection; New calls it, so that a zero bound never reaches the relay log.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch {
+	case c.Workflow == "":
+		bad("--workflow is required: name the workflow, e.g. --workflow orders")
+	case len(c.Workflow) > 255:
+		bad("--workflow is %d bytes long: at most 255", len(c.Workflow))
+	}
+	if err := (stall.Config{ProgressDeadline: c.ProgressDeadline, HeartbeatInterval: c.HeartbeatInterval}).Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.SourceHeartbeatPeriod <= 0 || c.SourceHeartbeatPeriod > MaxSourceHeartbeatPeriod {
+		bad("--source-heartbeat-period is %v: it must be above 0 and at most %v", c.SourceHeartbeatPeriod, MaxSourceHeartbeatPeriod)
+	}
+	if c.RelayLogMaxBytes < 1 {
+		bad("--relay-log-max-size is %d: it must be at least 1 byte", c.RelayLogMaxBytes)
+	}
+	if c.RelayLogMaxItems < 1 {
+		bad("--relay-log-max-items is %d: it must be at least 1", c.RelayLogMaxItems)
+	}
+	if c.RetryDelay < 0 {
+		bad("--retry-delay is %v: it must not be negative", c.RetryDelay)
+	}
+	if c.MaxTimeToRetryOnError < 0 {
+		bad("--max-time-to-retry-on-error is %v: it must not be negative", c.MaxTimeToRetryOnError)
+	}
+	if c.LeaseTTL != 0 && c.LeaseTTL < time.Second {
+		bad("--lease-ttl is %v: it must be at least 1s", c.LeaseTTL)
+	}
+	switch c.OnDDL {
+	case "", applier.OnDDLIgnore, applier.OnDDLStop, applier.OnDDLExec, applier.OnDDLExecIgnore:
+	default:
+		bad("--on-ddl is %q: want ignore, stop, exec or exec_ignore", c.OnDDL)
+	}
+	switch c.ExecMode {
+	case "", applier.ExecModeStrict, applier.ExecModeIdempotent:
+	default:
+		bad("--exec-mode is %q: want strict or idempotent", c.ExecMode)
+	}
+	if c.Sidecar == "" {
+		bad("--sidecar-db is empty: name the target database for the workflow record, e.g. _vt")
+	}
+	if sp := strings.TrimSpace(c.StartPos); sp != "" && sp != "current" {
+		if _, err := binlog.ParsePosition(sp, ""); err != nil {
+			bad("--start-pos: %v", err)
+		}
+	}
+	if c.StopPos != "" {
+		if _, err := binlog.ParsePosition(c.StopPos, ""); err != nil {
+			bad("--stop-pos: %v", err)
+		}
+	}
+	if _, err := binlog.NewFilter("db", c.Source.Tables); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }

@@ -70,6 +70,12 @@ type Stream struct {
 
 // New returns a stream for cfg; nothing is connected until Run.
 func New(cfg Config) (*Stream, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Target == nil || cfg.Source.Pool == nil {
+		return nil, errors.New("stream: Config.Target and Config.Source.Pool are required")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

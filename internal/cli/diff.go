@@ -18,7 +18,6 @@ import (
 
 	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
-	"github.com/vplayer/vplayer/stall"
 	"github.com/vplayer/vplayer/stream"
 	"github.com/vplayer/vplayer/vdiff"
 	"github.com/vplayer/vplayer/workflow"
@@ -171,27 +170,17 @@ func catchUp(ctx context.Context, rec workflow.Record, pos string, src *endpoint
 	if err != nil {
 		return err
 	}
-	cfg := stream.Config{
-		Workflow: rec.Workflow,
-		Source: stream.Source{
-			Host: src.host, Port: src.port, User: src.cfg.User, Password: src.cfg.Passwd,
-			TLS: binlogTLS, DB: source.Database, Tables: source.Tables, Pool: srcPool,
-		},
-		Target:                tgtPool,
-		TargetDB:              rec.DBName,
-		Sidecar:               sidecar,
-		StopPos:               pos,
-		ProgressDeadline:      stall.DefaultProgressDeadline,
-		HeartbeatInterval:     stall.DefaultHeartbeatInterval,
-		SourceHeartbeatPeriod: time.Second,
-		RelayLogMaxBytes:      250000,
-		RelayLogMaxItems:      5000,
-		RetryDelay:            time.Second,
-		OnDDL:                 opts.OnDDL,
-		ServerID:              opts.ServerID,
-		Options:               rec.Options,
-		Logger:                log,
+	cfg := stream.DefaultConfig()
+	cfg.Workflow = rec.Workflow
+	cfg.Source = stream.Source{
+		Host: src.host, Port: src.port, User: src.cfg.User, Password: src.cfg.Passwd,
+		TLS: binlogTLS, DB: source.Database, Tables: source.Tables, Pool: srcPool,
 	}
+	cfg.Target, cfg.TargetDB, cfg.Sidecar = tgtPool, rec.DBName, sidecar
+	cfg.StopPos = pos
+	cfg.RetryDelay = time.Second
+	cfg.OnDDL, cfg.ServerID = opts.OnDDL, opts.ServerID
+	cfg.Options, cfg.Logger = rec.Options, log
 	s, err := stream.New(cfg)
 	if err != nil {
 		return err

@@ -15,9 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
-	"github.com/vplayer/vplayer/stall"
 	"github.com/vplayer/vplayer/stream"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -43,6 +41,7 @@ type runFlags struct {
 
 func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	f := &runFlags{}
+	d := stream.DefaultConfig()
 	fs := pflag.NewFlagSet("vplayer run", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
@@ -54,84 +53,62 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.StringSliceVar(&f.tables, "tables", nil, "tables to replicate: names and /regex/ entries, comma-separated (default: all)")
 	fs.StringVar(&f.startPos, "start-pos", "", "where a new workflow starts: current, a GTID set (optionally Flavor/-prefixed) or file:pos (default current)")
 	fs.StringVar(&f.stopPos, "stop-pos", "", "apply up to and including this position, then stop with state Stopped and exit 0")
-	fs.DurationVar(&f.progressDeadline, "vplayer-progress-deadline", stall.DefaultProgressDeadline, "fail the stream when no progress is made for this long (0 turns the relay log and applier detectors off)")
-	fs.DurationVar(&f.heartbeatInterval, "heartbeat-update-interval", stall.DefaultHeartbeatInterval, "how often an idle stream records time_heartbeat, and that write's deadline (at most 60s)")
-	fs.DurationVar(&f.sourceHeartbeat, "source-heartbeat-period", time.Second, "heartbeat period asked of the source; the binlog read timeout is 3 periods + 1s")
-	fs.IntVar(&f.relayMaxSize, "relay-log-max-size", 250000, "relay log bound in bytes of binlog events")
-	fs.IntVar(&f.relayMaxItems, "relay-log-max-items", 5000, "relay log bound in events")
-	fs.DurationVar(&f.retryDelay, "retry-delay", 5*time.Second, "wait before retrying after a stream error")
+	fs.DurationVar(&f.progressDeadline, "vplayer-progress-deadline", d.ProgressDeadline, "fail the stream when no progress is made for this long (0 turns the relay log and applier detectors off)")
+	fs.DurationVar(&f.heartbeatInterval, "heartbeat-update-interval", d.HeartbeatInterval, "how often an idle stream records time_heartbeat, and that write's deadline (at most 60s)")
+	fs.DurationVar(&f.sourceHeartbeat, "source-heartbeat-period", d.SourceHeartbeatPeriod, "heartbeat period asked of the source; the binlog read timeout is 3 periods + 1s")
+	fs.IntVar(&f.relayMaxSize, "relay-log-max-size", d.RelayLogMaxBytes, "relay log bound in bytes of binlog events")
+	fs.IntVar(&f.relayMaxItems, "relay-log-max-items", d.RelayLogMaxItems, "relay log bound in events")
+	fs.DurationVar(&f.retryDelay, "retry-delay", d.RetryDelay, "wait before retrying after a stream error")
 	fs.DurationVar(&f.maxRetryTime, "max-time-to-retry-on-error", 0, "give up (state Error, exit 1) when the same error persists this long (0: retry forever)")
-	fs.StringVar(&f.onDDL, "on-ddl", applier.OnDDLIgnore, "what to do with DDL: ignore, stop, exec or exec_ignore")
-	fs.StringVar(&f.execMode, "exec-mode", applier.ExecModeStrict, "a row change whose row is absent on the target, or an insert of a key it has: strict (a terminal error naming the table, key, position and GTID) or idempotent (write the after image, skip the delete, count and log each)")
+	fs.StringVar(&f.onDDL, "on-ddl", d.OnDDL, "what to do with DDL: ignore, stop, exec or exec_ignore")
+	fs.StringVar(&f.execMode, "exec-mode", d.ExecMode, "a row change whose row is absent on the target, or an insert of a key it has: strict (a terminal error naming the table, key, position and GTID) or idempotent (write the after image, skip the delete, count and log each)")
 	fs.BoolVar(&f.allowTriggers, "allow-target-triggers", false, "let replicated target tables keep their triggers, which then fire again for each replicated row (the binlog already carries their effects); without it a trigger fails preflight")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /debug/pprof/ on HOST:PORT, e.g. :9100; port 0 picks one (default: off)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.Uint32Var(&f.serverID, "server-id", 0, "replica server id to register with the source (default: derived from the workflow name)")
-	fs.StringVar(&f.sidecar, "sidecar-db", "_vt", "target database holding the vreplication record tables")
+	fs.StringVar(&f.sidecar, "sidecar-db", d.Sidecar, "target database holding the vreplication record tables")
 	f.sourceTLS.register(fs, "source")
 	f.targetTLS.register(fs, "target")
-	fs.DurationVar(&f.leaseTTL, "lease-ttl", stream.DefaultLeaseTTL, "workflow ownership lease: a standby takes over this long after the owner stops renewing it")
+	fs.DurationVar(&f.leaseTTL, "lease-ttl", d.LeaseTTL, "workflow ownership lease: a standby takes over this long after the owner stops renewing it")
 	return fs, f
 }
 
-// validate checks everything that needs no connection.
+// validate checks everything that needs no connection: the stream's settings through
+// stream.Config.Validate, and what only the command line has.
 func (f *runFlags) validate() error {
-	if f.workflow == "" {
-		return usagef("--workflow is required: name the workflow, e.g. --workflow orders")
-	}
-	if len(f.workflow) > 255 {
-		return usagef("--workflow is %d bytes long: at most 255", len(f.workflow))
-	}
-	if err := (stall.Config{ProgressDeadline: f.progressDeadline, HeartbeatInterval: f.heartbeatInterval}).Validate(); err != nil {
+	if err := f.settings().Validate(); err != nil {
 		return usagef("%v", err)
-	}
-	if f.sourceHeartbeat <= 0 || f.sourceHeartbeat > 60*time.Second {
-		return usagef("--source-heartbeat-period is %v: it must be above 0 and at most 60s", f.sourceHeartbeat)
-	}
-	if f.relayMaxSize < 1 {
-		return usagef("--relay-log-max-size is %d: it must be at least 1 byte", f.relayMaxSize)
-	}
-	if f.relayMaxItems < 1 {
-		return usagef("--relay-log-max-items is %d: it must be at least 1", f.relayMaxItems)
-	}
-	if f.retryDelay < 0 {
-		return usagef("--retry-delay is %v: it must not be negative", f.retryDelay)
-	}
-	if f.leaseTTL < time.Second {
-		return usagef("--lease-ttl is %v: it must be at least 1s", f.leaseTTL)
-	}
-	if f.maxRetryTime < 0 {
-		return usagef("--max-time-to-retry-on-error is %v: it must not be negative", f.maxRetryTime)
-	}
-	switch f.onDDL {
-	case applier.OnDDLIgnore, applier.OnDDLStop, applier.OnDDLExec, applier.OnDDLExecIgnore:
-	default:
-		return usagef("--on-ddl is %q: want ignore, stop, exec or exec_ignore", f.onDDL)
-	}
-	switch f.execMode {
-	case applier.ExecModeStrict, applier.ExecModeIdempotent:
-	default:
-		return usagef("--exec-mode is %q: want strict or idempotent", f.execMode)
 	}
 	switch f.logFormat {
 	case "text", "json":
 	default:
 		return usagef("--log-format is %q: want text or json", f.logFormat)
 	}
-	if sp := strings.TrimSpace(f.startPos); sp != "" && sp != "current" {
-		if _, err := binlog.ParsePosition(sp, ""); err != nil {
-			return usagef("--start-pos: %v", err)
-		}
-	}
-	if f.stopPos != "" {
-		if _, err := binlog.ParsePosition(f.stopPos, ""); err != nil {
-			return usagef("--stop-pos: %v", err)
-		}
-	}
-	if _, err := binlog.NewFilter("db", f.tables); err != nil {
-		return usagef("%v", err)
-	}
 	return f.validateOperations()
+}
+
+// settings returns the stream settings the flags give, without the connections.
+func (f *runFlags) settings() stream.Config {
+	return stream.Config{
+		Workflow:              f.workflow,
+		Source:                stream.Source{Tables: f.tables},
+		TargetDB:              f.targetDB,
+		Sidecar:               f.sidecar,
+		StartPos:              f.startPos,
+		StopPos:               f.stopPos,
+		ProgressDeadline:      f.progressDeadline,
+		HeartbeatInterval:     f.heartbeatInterval,
+		SourceHeartbeatPeriod: f.sourceHeartbeat,
+		RelayLogMaxBytes:      f.relayMaxSize,
+		RelayLogMaxItems:      f.relayMaxItems,
+		RetryDelay:            f.retryDelay,
+		MaxTimeToRetryOnError: f.maxRetryTime,
+		OnDDL:                 f.onDDL,
+		ExecMode:              f.execMode,
+		AllowTargetTriggers:   f.allowTriggers,
+		ServerID:              f.serverID,
+		LeaseTTL:              f.leaseTTL,
+	}
 }
 
 // newLogger returns the logger of a run, every line carrying the workflow, repeated warnings and
@@ -212,32 +189,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer tgtPool.Close()
 
-	cfg := stream.Config{
-		Workflow: f.workflow,
-		Source: stream.Source{
-			Host: src.host, Port: src.port, User: src.cfg.User, Password: src.cfg.Passwd,
-			TLS: src.cfg.TLS, DB: sourceDB, Tables: f.tables, Pool: srcPool,
-		},
-		Target:                tgtPool,
-		TargetDB:              targetDB,
-		Sidecar:               f.sidecar,
-		StartPos:              f.startPos,
-		StopPos:               f.stopPos,
-		ProgressDeadline:      f.progressDeadline,
-		HeartbeatInterval:     f.heartbeatInterval,
-		SourceHeartbeatPeriod: f.sourceHeartbeat,
-		RelayLogMaxBytes:      f.relayMaxSize,
-		RelayLogMaxItems:      f.relayMaxItems,
-		RetryDelay:            f.retryDelay,
-		MaxTimeToRetryOnError: f.maxRetryTime,
-		OnDDL:                 f.onDDL,
-		ExecMode:              f.execMode,
-		AllowTargetTriggers:   f.allowTriggers,
-		ServerID:              serverID,
-		LeaseTTL:              f.leaseTTL,
-		Options:               f.optionsJSON(targetDB, serverID),
-		Logger:                logger,
+	cfg := f.settings()
+	cfg.Source = stream.Source{
+		Host: src.host, Port: src.port, User: src.cfg.User, Password: src.cfg.Passwd,
+		TLS: src.cfg.TLS, DB: sourceDB, Tables: f.tables, Pool: srcPool,
 	}
+	cfg.Target, cfg.TargetDB, cfg.ServerID = tgtPool, targetDB, serverID
+	cfg.Options = f.optionsJSON(targetDB, serverID)
+	cfg.Logger = logger
 	ops.hook(&cfg)
 	if err := preflight(ctx, cfg); err != nil || ctx.Err() != nil {
 		return err // nil: a signal during the preflight

@@ -145,19 +145,16 @@ func (d *demo) start(ctx context.Context) error {
 // runStream starts the stream in process, logging warnings and errors to the demo's output.
 func (d *demo) runStream(ctx context.Context) error {
 	logger := slog.New(slog.NewTextHandler(d.w, &slog.HandlerOptions{Level: slog.LevelWarn})).With("workflow", workflowName)
-	cfg := stream.Config{
-		Workflow: workflowName,
-		Source: stream.Source{Host: "127.0.0.1", Port: uint16(d.source.Port()), User: "root", DB: dbName,
-			Pool: d.srcPool},
-		Target: d.dstPool, TargetDB: dbName, Sidecar: "_vt", StartPos: "current",
-		ProgressDeadline: d.o.Deadline, HeartbeatInterval: time.Second, SourceHeartbeatPeriod: time.Second,
-		RelayLogMaxBytes: 250000, RelayLogMaxItems: 5000, RetryDelay: 2 * time.Second, OnDDL: "ignore",
-		ServerID: binlog.ServerIDFor(workflowName), Options: "{}", Logger: logger,
-		OnStart: func(a *stream.Attempt) {
-			d.mu.Lock()
-			d.attempt = a
-			d.mu.Unlock()
-		},
+	cfg := stream.DefaultConfig()
+	cfg.Workflow = workflowName
+	cfg.Source = stream.Source{Host: "127.0.0.1", Port: uint16(d.source.Port()), User: "root", DB: dbName, Pool: d.srcPool}
+	cfg.Target, cfg.TargetDB, cfg.StartPos = d.dstPool, dbName, "current"
+	cfg.ProgressDeadline, cfg.RetryDelay = d.o.Deadline, 2*time.Second
+	cfg.ServerID, cfg.Options, cfg.Logger = binlog.ServerIDFor(workflowName), "{}", logger
+	cfg.OnStart = func(a *stream.Attempt) {
+		d.mu.Lock()
+		d.attempt = a
+		d.mu.Unlock()
 	}
 	if err := stream.Preflight(ctx, cfg); err != nil {
 		return err
