@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -48,14 +47,13 @@ func (s *Stream) startPosition(ctx context.Context) (binlog.Position, error) {
 }
 
 func (s *Stream) sourceJSON() string {
-	b, _ := json.Marshal(map[string]any{
-		"address":  fmt.Sprintf("%s:%d", s.cfg.Source.Host, s.cfg.Source.Port),
-		"user":     s.cfg.Source.User,
-		"flavor":   s.flavor,
-		"database": s.cfg.Source.DB,
-		"tables":   s.cfg.Source.Tables,
-	})
-	return string(b)
+	return workflow.Source{
+		Address:  fmt.Sprintf("%s:%d", s.cfg.Source.Host, s.cfg.Source.Port),
+		User:     s.cfg.Source.User,
+		Flavor:   s.flavor,
+		Database: s.cfg.Source.DB,
+		Tables:   s.cfg.Source.Tables,
+	}.JSON()
 }
 
 // setState and addLog write the record over the pool with a bounded wait: the record

@@ -18,7 +18,6 @@ package vdiff
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -124,11 +123,8 @@ func (d *differ) run(ctx context.Context) (*Report, error) {
 	if err := d.store.Init(ctx); err != nil {
 		return nil, err
 	}
-	var source struct {
-		Database string   `json:"database"`
-		Tables   []string `json:"tables"`
-	}
-	if err := json.Unmarshal([]byte(rec.Source), &source); err != nil || source.Database == "" {
+	source, err := workflow.ParseSource(rec.Source)
+	if err != nil || source.Database == "" {
 		return nil, fmt.Errorf("workflow %s: its record names no source database", rec.Workflow)
 	}
 	rep := &Report{Workflow: rec.Workflow, SourceDB: source.Database, TargetDB: rec.DBName}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -214,27 +213,26 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 
 // optionsJSON is the record's options: the settings in force, never a DSN or password.
 func (f *runFlags) optionsJSON(targetDB string, serverID uint32) string {
-	b, _ := json.Marshal(map[string]any{
-		"target_db":                  targetDB,
-		"tables":                     f.tables,
-		"start_pos":                  f.startPos,
-		"stop_pos":                   f.stopPos,
-		"vplayer_progress_deadline":  f.progressDeadline.String(),
-		"heartbeat_update_interval":  f.heartbeatInterval.String(),
-		"source_heartbeat_period":    f.sourceHeartbeat.String(),
-		"relay_log_max_size":         f.relayMaxSize,
-		"relay_log_max_items":        f.relayMaxItems,
-		"retry_delay":                f.retryDelay.String(),
-		"max_time_to_retry_on_error": f.maxRetryTime.String(),
-		"on_ddl":                     f.onDDL,
-		"exec_mode":                  f.execMode,
-		"allow_target_triggers":      f.allowTriggers,
-		"server_id":                  serverID,
-		"sidecar_db":                 f.sidecar,
-		"source_tls_mode":            f.sourceTLS.resolved,
-		"target_tls_mode":            f.targetTLS.resolved,
-	})
-	return string(b)
+	return workflow.Options{
+		TargetDB:              targetDB,
+		Tables:                f.tables,
+		StartPos:              f.startPos,
+		StopPos:               f.stopPos,
+		ProgressDeadline:      f.progressDeadline.String(),
+		HeartbeatInterval:     f.heartbeatInterval.String(),
+		SourceHeartbeatPeriod: f.sourceHeartbeat.String(),
+		RelayLogMaxSize:       f.relayMaxSize,
+		RelayLogMaxItems:      f.relayMaxItems,
+		RetryDelay:            f.retryDelay.String(),
+		MaxTimeToRetryOnError: f.maxRetryTime.String(),
+		OnDDL:                 f.onDDL,
+		ExecMode:              f.execMode,
+		AllowTargetTriggers:   f.allowTriggers,
+		ServerID:              serverID,
+		SidecarDB:             f.sidecar,
+		SourceTLSMode:         string(f.sourceTLS.resolved),
+		TargetTLSMode:         string(f.targetTLS.resolved),
+	}.JSON()
 }
 
 // preflightTimeout bounds one preflight.
