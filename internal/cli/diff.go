@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/stream"
 	"github.com/vplayer/vplayer/vdiff"
@@ -144,48 +142,15 @@ func diffCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// catchUp runs workflow rec in this process up to and including pos, with the settings its
-// record holds and the --source credentials, as `vplayer run --stop-pos pos` would. It leaves the
-// workflow Stopped at pos.
+// catchUp runs workflow rec in this process up to and including pos (stream.CatchUp) with the
+// --source credentials.
 func catchUp(ctx context.Context, rec workflow.Record, pos string, src *endpoint, srcPool, tgtPool *sql.DB, sidecar string, log *slog.Logger) error {
-	var source struct {
-		Database string   `json:"database"`
-		Tables   []string `json:"tables"`
-	}
-	if err := json.Unmarshal([]byte(rec.Source), &source); err != nil {
-		return fmt.Errorf("workflow %s: its record's source: %w", rec.Workflow, err)
-	}
-	var opts struct {
-		OnDDL    string `json:"on_ddl"`
-		ServerID uint32 `json:"server_id"`
-	}
-	_ = json.Unmarshal([]byte(rec.Options), &opts) // settings a record lacks take their defaults
-	if opts.OnDDL == "" {
-		opts.OnDDL = applier.OnDDLIgnore
-	}
-	if opts.ServerID == 0 {
-		opts.ServerID = binlog.ServerIDFor(rec.Workflow)
-	}
 	binlogTLS, err := src.binlogTLS(ctx, srcPool, log)
 	if err != nil {
 		return err
 	}
-	cfg := stream.DefaultConfig()
-	cfg.Workflow = rec.Workflow
-	cfg.Source = stream.Source{
-		Host: src.host, Port: src.port, User: src.cfg.User, Password: src.cfg.Passwd,
-		TLS: binlogTLS, DB: source.Database, Tables: source.Tables, Pool: srcPool,
-	}
-	cfg.Target, cfg.TargetDB, cfg.Sidecar = tgtPool, rec.DBName, sidecar
-	cfg.StopPos = pos
-	cfg.RetryDelay = time.Second
-	cfg.OnDDL, cfg.ServerID = opts.OnDDL, opts.ServerID
-	cfg.Options, cfg.Logger = rec.Options, log
-	s, err := stream.New(cfg)
-	if err != nil {
-		return err
-	}
-	return s.Run(ctx)
+	source := stream.Source{Host: src.host, Port: src.port, User: src.cfg.User, Password: src.cfg.Passwd, TLS: binlogTLS, Pool: srcPool}
+	return stream.CatchUp(ctx, rec, pos, source, tgtPool, sidecar, log)
 }
 
 // printReport writes the diff's outcome: one line per table, then the first keys of each
