@@ -78,6 +78,7 @@ func NewReader(cfg Config) *Reader {
 // Run, which starts a new syncer.
 func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	option := func(c *client.Conn) error {
+		c.Conn.Conn = newCoarseDeadlineConn(c.Conn.Conn)
 		if r.cfg.OnConnect != nil {
 			if err := r.cfg.OnConnect(c.GetConnectionID()); err != nil {
 				return err
