@@ -277,12 +277,28 @@ func TestTakeover_partitionedOwnerWithOpenTransaction(t *testing.T) {
 	e.takeover("root@tcp("+proxy.addr()+")/"+e.db,
 		func(*proc) { proxy.pause() },
 		func(*proc) { proxy.unpause() },
-		func(a *proc) bool {
-			select {
-			case <-a.done:
-				return false
-			default:
-				return true
-			}
-		})
+		running)
+}
+
+// TestTakeover_blackholedOwnerWithOpenTransaction: as partitioned, but when the partition heals
+// only new connections work: the old owner's open ones stay silent for good, as flows a
+// middlebox forgot. Every round trip of its lost-lease path is bounded, so it still learns over
+// a new connection that it lost the workflow, and exits; see takeover.
+func TestTakeover_blackholedOwnerWithOpenTransaction(t *testing.T) {
+	e := newEnv(t)
+	proxy := newStallProxy(t, e.target.Addr())
+	e.takeover("root@tcp("+proxy.addr()+")/"+e.db,
+		func(*proc) { proxy.pause() },
+		func(*proc) { proxy.healNew() },
+		running)
+}
+
+// running reports whether process a has not exited yet.
+func running(a *proc) bool {
+	select {
+	case <-a.done:
+		return false
+	default:
+		return true
+	}
 }
