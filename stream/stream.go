@@ -66,6 +66,9 @@ type Stream struct {
 	running    bool   // this process set the workflow Running: a Stopped record is a stop request
 	refusedDDL string // position of the last DDL the target refused in this process
 	lostErr    error  // the loss found when a terminal error was about to be reported
+	// lastReplaced is when a binlog connection was last replaced by another with the workflow's
+	// server id while this process held the lease (see binlogEnded; only the reader reads it).
+	lastReplaced time.Time
 
 	errMu    sync.Mutex
 	errKey   string    // kind of the last error, for --max-time-to-retry-on-error
@@ -155,6 +158,9 @@ func (s *Stream) Run(ctx context.Context) error {
 		}
 		if err == nil {
 			err = errors.New("stream ended unexpectedly")
+		}
+		if errors.Is(err, errReconnectNow) {
+			continue // logged by binlogEnded; the new connection ends the other
 		}
 		if errors.Is(err, workflow.ErrLostOwnership) {
 			return s.lost(err)
@@ -361,7 +367,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 				reported = err
 				// A fenced write's failure is a lost workflow or a data error; Run tells which
 				// (it asks the record) and reports it then.
-				if fe := (*workflow.FenceError)(nil); !errors.As(err, &fe) {
+				if fe := (*workflow.FenceError)(nil); !errors.As(err, &fe) && !errors.Is(err, errReconnectNow) {
 					if progressed() {
 						s.resetErrorClock()
 					}
@@ -371,7 +377,13 @@ func (s *Stream) attempt(ctx context.Context) error {
 		}
 		return err
 	}
-	g.Go(func() error { return first(explainSource(reader.Run(gctx, start, relay), start)) })
+	g.Go(func() error {
+		err := reader.Run(gctx, start, relay)
+		if gctx.Err() == nil {
+			err = s.binlogEnded(err)
+		}
+		return first(explainSource(err, start))
+	})
 	g.Go(func() error { return first(app.Run(gctx, gate, rec.Pos)) })
 	g.Go(func() error { return first(dog.Run(gctx)) })
 	g.Go(func() error { return first(s.watchStop(gctx, gate)) })
