@@ -91,7 +91,9 @@ func (e *env) waitSessionLockWait(id int64, timeout time.Duration) {
 			return
 		}
 	}
-	e.t.Fatalf("target connection %d did not wait on a row lock within %v", id, timeout)
+	var command, state, info string
+	e.dstPool.QueryRowContext(e.ctx(), "SELECT COMMAND, COALESCE(STATE, ''), LEFT(COALESCE(INFO, ''), 200) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&command, &state, &info)
+	e.t.Fatalf("target connection %d did not wait on a row lock within %v (command %q, state %q, statement %q)", id, timeout, command, state, info)
 }
 
 // sessionAlive reports whether target connection id is in the target's processlist.
