@@ -28,6 +28,30 @@ func IsTerminal(err error) bool {
 	return !strings.Contains(msg, "same server_uuid") && !strings.Contains(msg, "same server_id") && !strings.Contains(msg, "same server id")
 }
 
+// erSlaveSameID is MariaDB's ER_SLAVE_SAME_ID: another replica registered with this
+// connection's server id, and the source ended this one.
+const erSlaveSameID = 4052
+
+// IsReplaced reports whether err ended a binlog connection because another connection
+// registered as a replica with the same server id: the source keeps the newest one and ends the
+// others, with ERROR 4052 (MariaDB) or a 1236 that says so (MySQL).
+func IsReplaced(err error) bool {
+	var me *mysql.MyError
+	if !errors.As(err, &me) {
+		return false
+	}
+	if me.Code == erSlaveSameID {
+		return true
+	}
+	return me.Code == mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG && !IsTerminal(err)
+}
+
+// IsConnectionLost reports whether err is the binlog connection breaking under the reader: the
+// source killed it or went away, or the network failed.
+func IsConnectionLost(err error) bool {
+	return errors.Is(err, mysql.ErrBadConn)
+}
+
 // CheckHistory checks that a source whose binary log history is history contains the recorded
 // position pos; it returns an error wrapping ErrNotInHistory, naming what is missing, when it
 // does not. history is the source's GTID history for the GTID flavors (MariaDB:

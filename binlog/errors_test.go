@@ -34,6 +34,33 @@ func TestIsTerminal(t *testing.T) {
 	}
 }
 
+func TestIsReplaced(t *testing.T) {
+	mariadb := &mysql.MyError{Code: 4052, State: "HY000",
+		Message: "A slave with the same server_uuid/server_id is already connected; the first event '.' at 0, the last event read from 'binlog.000001' at 706, the last byte read from 'binlog.000001' at 832."}
+	mysql56 := &mysql.MyError{Code: mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG, State: "HY000",
+		Message: "A slave with the same server_uuid/server_id as this slave has connected to the master"}
+	purged := &mysql.MyError{Code: mysql.ER_MASTER_FATAL_ERROR_READING_BINLOG, State: "HY000",
+		Message: "Could not find GTID state requested by slave in any binlog files."}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"mariadb 4052, wrapped", fmt.Errorf("read binlog event: %w", mariadb), true},
+		{"mysql 1236 same server id", fmt.Errorf("read binlog event: %w", mysql56), true},
+		{"purged", purged, false},
+		{"connection lost", fmt.Errorf("read binlog event: %w", mysql.ErrBadConn), false},
+		{"nil", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := IsReplaced(tt.err); got != tt.want {
+				t.Errorf("IsReplaced(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestCheckHistory(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"io"
 	"net"
 	"os/exec"
 	"strings"
@@ -143,15 +142,21 @@ func TestLease_frozenOwnerIsFenced(t *testing.T) {
 }
 
 // stallProxy forwards TCP connections to a target address until paused: while paused it holds
-// every connection open and moves no bytes, like a network partition.
+// every connection open and moves no bytes, like a network partition. healNew ends the pause for
+// new connections only: those open before it stay held, open and silent, until the proxy closes,
+// like flows a middlebox forgot while failing over.
 type stallProxy struct {
 	ln     net.Listener
 	target string
-	mu     sync.Mutex
-	paused bool
-	resume chan struct{}
 	wg     sync.WaitGroup
-	conns  []net.Conn
+
+	mu       sync.Mutex
+	paused   bool
+	resume   chan struct{} // closed when holds must look again
+	gen      int           // generation of the connections accepted now
+	deadGens int           // connections of an older generation are held for good
+	closed   bool
+	conns    []net.Conn
 }
 
 func newStallProxy(t *testing.T, target string) *stallProxy {
@@ -181,38 +186,63 @@ func (p *stallProxy) accept() {
 			continue
 		}
 		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			c.Close()
+			u.Close()
+			return
+		}
 		p.conns = append(p.conns, c, u)
+		gen := p.gen
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(c, u)
-		go p.pipe(u, c)
+		go p.pipe(c, u, gen)
+		go p.pipe(u, c, gen)
 	}
 }
 
-// pipe copies src to dst in small pieces, holding each piece while the proxy is paused.
-func (p *stallProxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst in small pieces, holding each piece, and the end of src, while the
+// proxy holds connections of generation gen. When either side ends, both are closed once the
+// proxy forwards again: the peer then learns it at once, as it would over a real network when a
+// partition heals (the server ends a handshake held past its connect_timeout, a killed session's
+// socket is closed).
+func (p *stallProxy) pipe(dst, src net.Conn, gen int) {
 	defer p.wg.Done()
+	defer dst.Close()
+	defer src.Close()
 	buf := make([]byte, 4096)
 	for {
 		n, err := src.Read(buf)
+		p.hold(gen)
 		if n > 0 {
-			p.mu.Lock()
-			paused, resume := p.paused, p.resume
-			p.mu.Unlock()
-			if paused {
-				<-resume
-			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
 		}
 		if err != nil {
-			if err != io.EOF {
-				dst.Close()
-			}
 			return
 		}
 	}
+}
+
+// hold waits while the proxy holds the connections of generation gen.
+func (p *stallProxy) hold(gen int) {
+	for {
+		p.mu.Lock()
+		held := !p.closed && (p.paused || gen < p.deadGens)
+		resume := p.resume
+		p.mu.Unlock()
+		if !held {
+			return
+		}
+		<-resume
+	}
+}
+
+// wake makes every hold look again; p.mu must be held.
+func (p *stallProxy) wake() {
+	close(p.resume)
+	p.resume = make(chan struct{})
 }
 
 func (p *stallProxy) pause() {
@@ -224,15 +254,26 @@ func (p *stallProxy) pause() {
 func (p *stallProxy) unpause() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.paused {
-		p.paused = false
-		close(p.resume)
-		p.resume = make(chan struct{})
-	}
+	p.paused = false
+	p.wake()
+}
+
+// healNew forwards the connections accepted from now on, and holds those accepted before for
+// good.
+func (p *stallProxy) healNew() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.gen++
+	p.deadGens = p.gen
+	p.paused = false
+	p.wake()
 }
 
 func (p *stallProxy) close() {
-	p.unpause()
+	p.mu.Lock()
+	p.closed = true
+	p.wake()
+	p.mu.Unlock()
 	p.ln.Close()
 	p.mu.Lock()
 	for _, c := range p.conns {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -30,6 +31,54 @@ func (s *Stream) holdsLease(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// errReconnectNow ends an attempt whose binlog connection another connection with the
+// workflow's server id replaced while this process holds the lease: the next attempt starts at
+// once, without the retry delay, and its registration ends the other connection (the source
+// keeps the newest replica of a server id).
+var errReconnectNow = errors.New("binlog connection replaced by another with the workflow's server id")
+
+// binlogEnded is told the error that ended the attempt's binlog connection. Whoever else talks
+// to the source as the workflow must be a process that lost the lease (its check came before a
+// takeover, or its clock jumped), and it is that process's connection that must end, never the
+// holder's: when the connection was replaced by another with the workflow's server id, or broke
+// (killed on the source: a new owner ends the previous owner's), the lease is checked. Lost, the
+// stream stops with the loss. Still held after a replacement, the previous owner's recorded binlog
+// connection is killed on the source and the attempt ends with errReconnectNow, so the holder
+// takes the source back at once instead of backing off; a replacement again within a ttl (a
+// replica of the same server id that keeps coming back, which no lease keeps off) is retried
+// after the retry delay, as before. Anything else, or a lease that cannot be read, is returned as
+// it is.
+func (s *Stream) binlogEnded(err error) error {
+	replaced := binlog.IsReplaced(err)
+	if !replaced && !binlog.IsConnectionLost(err) {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ownershipCheckTimeout)
+	defer cancel()
+	switch lerr := s.lease.Check(ctx); {
+	case errors.Is(lerr, workflow.ErrLostOwnership):
+		return lerr
+	case lerr != nil || !replaced:
+		return err
+	}
+	if prev := s.lease.PreviousSourceSession(); prev != "" {
+		ended, kerr := workflow.KillSessions(ctx, s.cfg.Source.Pool, prev, workflow.BinlogDumps)
+		if len(ended) > 0 {
+			s.log.Warn("ended the binlog connection of the previous owner, which lost the workflow", "connection_ids", fmt.Sprint(ended))
+		}
+		if kerr != nil {
+			s.log.Warn("could not end the previous owner's binlog connection on the source", "error", kerr)
+		}
+	}
+	now := time.Now()
+	if !s.lastReplaced.IsZero() && now.Sub(s.lastReplaced) < s.lease.TTL() {
+		return err
+	}
+	s.lastReplaced = now
+	s.log.Warn("another connection with the workflow's server id replaced the binlog connection, and this process holds the lease: reconnecting at once, which ends the other", "error", err.Error())
+	return fmt.Errorf("%w: %w", errReconnectNow, err)
 }
 
 // watchLease ends the attempt when the keepalive found the lease taken over, or when it has not

@@ -32,6 +32,10 @@ var errStopRequested = errors.New("stop requested")
 // stopPollInterval is how often a running stream checks whether it was asked to stop.
 const stopPollInterval = time.Second
 
+// setupTimeout bounds the round trips of an attempt before its pipeline runs (reading the
+// record, the source's history, the target's triggers, setting the state): a few small queries.
+const setupTimeout = 10 * time.Second
+
 // Attempt is the live pipeline of one attempt, exposed for metrics and tests.
 type Attempt struct {
 	Relay     *relaylog.Log
@@ -62,6 +66,9 @@ type Stream struct {
 	running    bool   // this process set the workflow Running: a Stopped record is a stop request
 	refusedDDL string // position of the last DDL the target refused in this process
 	lostErr    error  // the loss found when a terminal error was about to be reported
+	// lastReplaced is when a binlog connection was last replaced by another with the workflow's
+	// server id while this process held the lease (see binlogEnded; only the reader reads it).
+	lastReplaced time.Time
 
 	errMu    sync.Mutex
 	errKey   string    // kind of the last error, for --max-time-to-retry-on-error
@@ -113,7 +120,11 @@ func (s *Stream) Run(ctx context.Context) error {
 			s.log.Warn("could not release the workflow lease; it expires by itself", "error", err)
 		}
 	}()
-	configure := func() error { return s.store.Configure(ctx, s.id, s.sourceJSON(), s.cfg.Options, s.stopString()) }
+	configure := func() error {
+		cctx, cancel := context.WithTimeout(ctx, setupTimeout)
+		defer cancel()
+		return s.store.Configure(cctx, s.id, s.sourceJSON(), s.cfg.Options, s.stopString())
+	}
 	if err := s.untilReachable(ctx, "configure workflow", configure); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -140,7 +151,9 @@ func (s *Stream) Run(ctx context.Context) error {
 			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "signal")
 			return nil
 		case errors.Is(err, applier.ErrStopPosition), errors.Is(err, applier.ErrStoppedAtDDL):
-			rec, _ := s.store.Get(context.WithoutCancel(ctx), s.cfg.Workflow)
+			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ownershipCheckTimeout)
+			rec, _ := s.store.Get(gctx, s.cfg.Workflow)
+			cancel()
 			s.notifyState(workflow.StateStopped)
 			s.log.Info("workflow stopped", "state", workflow.StateStopped, "message", rec.Message)
 			return nil
@@ -151,6 +164,9 @@ func (s *Stream) Run(ctx context.Context) error {
 		}
 		if err == nil {
 			err = errors.New("stream ended unexpectedly")
+		}
+		if errors.Is(err, errReconnectNow) {
+			continue // logged by binlogEnded; the new connection ends the other
 		}
 		if errors.Is(err, workflow.ErrLostOwnership) {
 			return s.lost(err)
@@ -226,7 +242,13 @@ func (s *Stream) waitRetry(ctx context.Context) error {
 // workflow Running it starts it whatever its state; after that, a Stopped record means vplayer
 // stop came while the stream was retrying, and is honoured.
 func (s *Stream) attempt(ctx context.Context) error {
-	rec, err := s.store.Get(ctx, s.cfg.Workflow)
+	// Nothing watches the lease until the pipeline runs: the setup's round trips share one
+	// deadline, so that a server that stops answering (a partition, a proxy that keeps the
+	// connection open and forwards nothing) fails the attempt, which is retried, instead of
+	// holding forever a process that may have lost the workflow meanwhile.
+	sctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	rec, err := s.store.Get(sctx, s.cfg.Workflow)
 	if err != nil {
 		return err
 	}
@@ -239,21 +261,21 @@ func (s *Stream) attempt(ctx context.Context) error {
 	}
 	// What a retry cannot fix is found before the binlog connection: a source whose history no
 	// longer has the position, a target table that gained a trigger.
-	if err := checkSourceHistory(ctx, s.cfg.Source.Pool, s.flavor, start); err != nil {
+	if err := checkSourceHistory(sctx, s.cfg.Source.Pool, s.flavor, start); err != nil {
 		return err
 	}
-	if err := s.checkTriggers(ctx); err != nil {
+	if err := s.checkTriggers(sctx); err != nil {
 		return err
 	}
 	if !s.stop.IsZero() && start.Contains(s.stop) {
 		msg := "Stopped at position " + rec.Pos
-		if err := s.lease.SetState(ctx, workflow.StateStopped, msg); err != nil {
+		if err := s.lease.SetState(sctx, workflow.StateStopped, msg); err != nil {
 			return err
 		}
 		return applier.ErrStopPosition
 	}
 	if rec.State != workflow.StateRunning {
-		if err := s.lease.SetState(ctx, workflow.StateRunning, rec.Message); err != nil {
+		if err := s.lease.SetState(sctx, workflow.StateRunning, rec.Message); err != nil {
 			return err
 		}
 		s.log.Info("workflow running", "state", workflow.StateRunning, "pos", rec.Pos)
@@ -261,12 +283,12 @@ func (s *Stream) attempt(ctx context.Context) error {
 	s.running = true
 	s.notifyState(workflow.StateRunning)
 	// A vplayer diff pause in force holds the new attempt from its first event.
-	ctl, err := s.store.Control(ctx, s.id)
+	ctl, err := s.store.Control(sctx, s.id)
 	if err != nil {
 		return err
 	}
 	s.pause.set(ctl.Pause, s.flavor)
-	ddlStarted, err := s.store.DDLStarted(ctx, s.id)
+	ddlStarted, err := s.store.DDLStarted(sctx, s.id)
 	if err != nil {
 		return err
 	}
@@ -351,7 +373,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 				reported = err
 				// A fenced write's failure is a lost workflow or a data error; Run tells which
 				// (it asks the record) and reports it then.
-				if fe := (*workflow.FenceError)(nil); !errors.As(err, &fe) {
+				if fe := (*workflow.FenceError)(nil); !errors.As(err, &fe) && !errors.Is(err, errReconnectNow) {
 					if progressed() {
 						s.resetErrorClock()
 					}
@@ -361,7 +383,13 @@ func (s *Stream) attempt(ctx context.Context) error {
 		}
 		return err
 	}
-	g.Go(func() error { return first(explainSource(reader.Run(gctx, start, relay), start)) })
+	g.Go(func() error {
+		err := reader.Run(gctx, start, relay)
+		if gctx.Err() == nil {
+			err = s.binlogEnded(err)
+		}
+		return first(explainSource(err, start))
+	})
 	g.Go(func() error { return first(app.Run(gctx, gate, rec.Pos)) })
 	g.Go(func() error { return first(dog.Run(gctx)) })
 	g.Go(func() error { return first(s.watchStop(gctx, gate)) })
