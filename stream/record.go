@@ -67,9 +67,19 @@ func (s *Stream) setState(state, msg string) {
 	}
 }
 
+// Types of vreplication_log rows: a stream error, and a change of the workflow's state.
+const (
+	logTypeError = "Error"
+	logTypeState = "State"
+)
+
 func (s *Stream) addLog(typ, state, msg string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
+	s.addLogCtx(ctx, typ, state, msg)
+}
+
+func (s *Stream) addLogCtx(ctx context.Context, typ, state, msg string) {
 	if err := s.lease.AddLog(ctx, typ, state, msg); errors.Is(err, workflow.ErrLostOwnership) {
 		return // fenced: a process that lost the workflow writes nothing in its history
 	} else if err != nil {
@@ -81,4 +91,54 @@ func (s *Stream) notifyState(state string) {
 	if s.cfg.OnState != nil {
 		s.cfg.OnState(state)
 	}
+}
+
+// prepare resolves the source flavor, creates or resumes the record and settles the start
+// position.
+func (s *Stream) prepare(ctx context.Context) error {
+	flavor, err := SourceFlavor(ctx, s.cfg.Source.Pool)
+	if err != nil {
+		return err
+	}
+	s.flavor = flavor
+	if s.cfg.StopPos != "" {
+		if s.stop, err = binlog.ParsePosition(s.cfg.StopPos, flavor); err != nil {
+			return fmt.Errorf("--stop-pos: %w", err)
+		}
+	}
+	if err := s.store.Init(ctx); err != nil {
+		return err
+	}
+	rec, err := s.store.Get(ctx, s.cfg.Workflow)
+	switch {
+	case errors.Is(err, workflow.ErrNotFound):
+		pos, err := s.startPosition(ctx)
+		if err != nil {
+			return err
+		}
+		rec, _, err = s.store.Create(ctx, workflow.Record{
+			Workflow: s.cfg.Workflow, Source: s.sourceJSON(), Pos: pos.String(), StopPos: s.stopString(),
+			DBName: s.cfg.TargetDB, Options: s.cfg.Options,
+		})
+		if err != nil {
+			return err
+		}
+		s.log.Info("workflow created", "pos", rec.Pos, "state", rec.State)
+	case err != nil:
+		return err
+	default:
+		s.log.Info("resuming workflow", "previous_state", rec.State, "previous_message", rec.Message, "pos", rec.Pos)
+		if err := s.checkStartPos(rec); err != nil {
+			return err
+		}
+	}
+	s.id = rec.ID
+	return nil
+}
+
+func (s *Stream) stopString() string {
+	if s.stop.IsZero() {
+		return ""
+	}
+	return s.stop.String()
 }

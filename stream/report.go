@@ -35,11 +35,11 @@ func (s *Stream) report(err error) {
 	}
 	if terminal {
 		s.log.Error(fmt.Sprintf("error in stream %s, not retrying: terminal error: %v", s.cfg.Workflow, err))
-		s.addLog("Error", workflow.StateError, "terminal error: "+err.Error())
+		s.addLog(logTypeError, workflow.StateError, "terminal error: "+err.Error())
 		return
 	}
 	s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err))
-	s.addLog("Error", workflow.StateRunning, err.Error())
+	s.addLog(logTypeError, workflow.StateRunning, err.Error())
 	s.msg.set(err.Error())
 }
 

@@ -26,12 +26,6 @@ var ErrTerminal = errors.New("terminal error")
 // error; the record's state stays Running.
 const StateRetrying = "Retrying"
 
-// errStopRequested means the record's state was set to Stopped from outside (vplayer stop).
-var errStopRequested = errors.New("stop requested")
-
-// stopPollInterval is how often a running stream checks whether it was asked to stop.
-const stopPollInterval = time.Second
-
 // setupTimeout bounds the round trips of an attempt before its pipeline runs (reading the
 // record, the source's history, the target's triggers, setting the state): a few small queries.
 const setupTimeout = 10 * time.Second
@@ -96,148 +90,6 @@ func New(cfg Config) (*Stream, error) {
 	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f, pause: newPauseRequest()}, nil
 }
 
-// Run runs the workflow until ctx ends (a requested stop: nil), the stop position or a stop DDL
-// is reached (nil), the record is set to Stopped from outside (nil), or a terminal error occurs
-// (an error wrapping ErrTerminal). Retryable errors are logged, recorded and retried after the
-// retry delay from the committed position.
-func (s *Stream) Run(ctx context.Context) error {
-	// A server that cannot be reached before the stream owns the workflow is waited for, as
-	// after any stream error: only a terminal error or a stop ends the process.
-	if err := s.untilReachable(ctx, "start workflow", func() error { return s.prepare(ctx) }); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	lease, err := s.acquire(ctx)
-	if err != nil || lease == nil {
-		return err // nil: stopped while waiting as a standby
-	}
-	s.lease = lease
-	lease.Keep()
-	defer func() {
-		if err := lease.Release(); err != nil {
-			s.log.Warn("could not release the workflow lease; it expires by itself", "error", err)
-		}
-	}()
-	configure := func() error {
-		cctx, cancel := context.WithTimeout(ctx, setupTimeout)
-		defer cancel()
-		return s.store.Configure(cctx, s.id, s.sourceJSON(), s.cfg.Options, s.stopString())
-	}
-	if err := s.untilReachable(ctx, "configure workflow", configure); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	mctx, stopMessenger := context.WithCancel(context.WithoutCancel(ctx))
-	s.msg = newMessenger(lease)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.msg.run(mctx)
-	}()
-	defer func() {
-		stopMessenger()
-		<-done
-	}()
-	for {
-		s.verdict.Store(0)
-		err := s.attempt(ctx)
-		switch {
-		case ctx.Err() != nil:
-			s.setState(workflow.StateStopped, "")
-			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "signal")
-			return nil
-		case errors.Is(err, applier.ErrStopPosition), errors.Is(err, applier.ErrStoppedAtDDL):
-			gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ownershipCheckTimeout)
-			rec, _ := s.store.Get(gctx, s.cfg.Workflow)
-			cancel()
-			s.notifyState(workflow.StateStopped)
-			s.log.Info("workflow stopped", "state", workflow.StateStopped, "message", rec.Message)
-			return nil
-		case errors.Is(err, errStopRequested):
-			s.notifyState(workflow.StateStopped)
-			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "vplayer stop")
-			return nil
-		}
-		if err == nil {
-			err = errors.New("stream ended unexpectedly")
-		}
-		if errors.Is(err, errReconnectNow) {
-			continue // logged by binlogEnded; the new connection ends the other
-		}
-		if errors.Is(err, workflow.ErrLostOwnership) {
-			return s.lost(err)
-		}
-		var fe *workflow.FenceError
-		if errors.As(err, &fe) {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			lerr := s.lease.Check(cctx)
-			cancel()
-			if lerr != nil {
-				return s.lost(lerr)
-			}
-			// Still ours: the server's error was about replicated data, not the fence.
-			err = fe.Err
-		}
-		if s.verdict.Load() == 0 {
-			s.report(err)
-		}
-		if s.verdict.Load() == verdictLost {
-			if s.lostErr != nil {
-				err = s.lostErr
-			}
-			return s.lost(err)
-		}
-		if s.verdict.Load() == verdictTerminal {
-			terminal := "terminal error: " + err.Error()
-			stopMessenger()
-			s.setState(workflow.StateError, terminal)
-			return fmt.Errorf("%w: %w", ErrTerminal, err)
-		}
-		s.notifyState(StateRetrying)
-		switch err := s.waitRetry(ctx); {
-		case errors.Is(err, errStopRequested):
-			s.notifyState(workflow.StateStopped)
-			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "vplayer stop")
-			return nil
-		case err != nil:
-			s.setState(workflow.StateStopped, "")
-			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "signal")
-			return nil
-		}
-	}
-}
-
-// waitRetry waits --retry-delay before the next attempt, still noticing within a second a
-// vplayer stop (errStopRequested) or the end of ctx (its error).
-func (s *Stream) waitRetry(ctx context.Context) error {
-	delay := time.NewTimer(s.cfg.RetryDelay)
-	defer delay.Stop()
-	poll := time.NewTicker(stopPollInterval)
-	defer poll.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-delay.C:
-			return nil
-		case <-poll.C:
-			if !s.running {
-				continue // the workflow was not started yet: a Stopped record is its old state
-			}
-			qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
-			c, err := s.store.Control(qctx, s.id)
-			cancel()
-			if err == nil && c.State == workflow.StateStopped {
-				return errStopRequested
-			}
-		}
-	}
-}
-
 // attempt runs the pipeline once, from the committed position. Until this process has set the
 // workflow Running it starts it whatever its state; after that, a Stopped record means vplayer
 // stop came while the stream was retrying, and is honoured.
@@ -278,6 +130,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		if err := s.lease.SetState(sctx, workflow.StateRunning, rec.Message); err != nil {
 			return err
 		}
+		s.addLogCtx(sctx, logTypeState, workflow.StateRunning, "Running at "+rec.Pos+", was "+rec.State)
 		s.log.Info("workflow running", "state", workflow.StateRunning, "pos", rec.Pos)
 	}
 	s.running = true
@@ -403,90 +256,4 @@ func (s *Stream) attempt(ctx context.Context) error {
 		err = errors.New("stream ended without an error")
 	}
 	return err
-}
-
-// watchStop polls the record and returns errStopRequested once its state is Stopped. It also
-// follows the vplayer diff pause (see followPause), polling faster while one is in force, and
-// at once when the gate has just paused.
-func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
-	interval := stopPollInterval
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	var w pauseWatch
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		case <-gate.notify:
-		}
-		qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
-		c, err := s.store.Control(qctx, s.id)
-		if err == nil && c.State == workflow.StateStopped {
-			cancel()
-			return errStopRequested
-		}
-		if err == nil {
-			s.followPause(qctx, c, gate, &w)
-		}
-		cancel()
-		next := stopPollInterval
-		if w.raw != "" {
-			next = pausePollInterval
-		}
-		if next != interval {
-			interval = next
-			t.Reset(interval)
-		}
-	}
-}
-
-// prepare resolves the source flavor, creates or resumes the record and settles the start
-// position.
-func (s *Stream) prepare(ctx context.Context) error {
-	flavor, err := SourceFlavor(ctx, s.cfg.Source.Pool)
-	if err != nil {
-		return err
-	}
-	s.flavor = flavor
-	if s.cfg.StopPos != "" {
-		if s.stop, err = binlog.ParsePosition(s.cfg.StopPos, flavor); err != nil {
-			return fmt.Errorf("--stop-pos: %w", err)
-		}
-	}
-	if err := s.store.Init(ctx); err != nil {
-		return err
-	}
-	rec, err := s.store.Get(ctx, s.cfg.Workflow)
-	switch {
-	case errors.Is(err, workflow.ErrNotFound):
-		pos, err := s.startPosition(ctx)
-		if err != nil {
-			return err
-		}
-		rec, _, err = s.store.Create(ctx, workflow.Record{
-			Workflow: s.cfg.Workflow, Source: s.sourceJSON(), Pos: pos.String(), StopPos: s.stopString(),
-			DBName: s.cfg.TargetDB, Options: s.cfg.Options,
-		})
-		if err != nil {
-			return err
-		}
-		s.log.Info("workflow created", "pos", rec.Pos, "state", rec.State)
-	case err != nil:
-		return err
-	default:
-		s.log.Info("resuming workflow", "previous_state", rec.State, "previous_message", rec.Message, "pos", rec.Pos)
-		if err := s.checkStartPos(rec); err != nil {
-			return err
-		}
-	}
-	s.id = rec.ID
-	return nil
-}
-
-func (s *Stream) stopString() string {
-	if s.stop.IsZero() {
-		return ""
-	}
-	return s.stop.String()
 }

@@ -1,0 +1,174 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vplayer/vplayer/applier"
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// Run runs the workflow until ctx ends (a requested stop: nil), the stop position or a stop DDL
+// is reached (nil), the record is set to Stopped from outside (nil), or a terminal error occurs
+// (an error wrapping ErrTerminal). Retryable errors are logged, recorded and retried after the
+// retry delay from the committed position.
+func (s *Stream) Run(ctx context.Context) error {
+	// A server that cannot be reached before the stream owns the workflow is waited for, as
+	// after any stream error: only a terminal error or a stop ends the process.
+	if err := s.untilReachable(ctx, "start workflow", func() error { return s.prepare(ctx) }); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	lease, err := s.acquire(ctx)
+	if err != nil || lease == nil {
+		return err // nil: stopped while waiting as a standby
+	}
+	s.lease = lease
+	lease.Keep()
+	defer func() {
+		if err := lease.Release(); err != nil {
+			s.log.Warn("could not release the workflow lease; it expires by itself", "error", err)
+		}
+	}()
+	configure := func() error {
+		cctx, cancel := context.WithTimeout(ctx, setupTimeout)
+		defer cancel()
+		return s.store.Configure(cctx, s.id, s.sourceJSON(), s.cfg.Options, s.stopString())
+	}
+	if err := s.untilReachable(ctx, "configure workflow", configure); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	mctx, stopMessenger := context.WithCancel(context.WithoutCancel(ctx))
+	s.msg = newMessenger(lease)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.msg.run(mctx)
+	}()
+	defer func() {
+		stopMessenger()
+		<-done
+	}()
+	for {
+		s.verdict.Store(0)
+		err := s.attempt(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return s.stopped(stopSignal)
+		case errors.Is(err, applier.ErrStopPosition), errors.Is(err, applier.ErrStoppedAtDDL):
+			return s.stopped(stopReached)
+		case errors.Is(err, errStopRequested):
+			return s.stopped(stopCommand)
+		}
+		if err == nil {
+			err = errors.New("stream ended unexpectedly")
+		}
+		if errors.Is(err, errReconnectNow) {
+			continue // logged by binlogEnded; the new connection ends the other
+		}
+		if errors.Is(err, workflow.ErrLostOwnership) {
+			return s.lost(err)
+		}
+		var fe *workflow.FenceError
+		if errors.As(err, &fe) {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			lerr := s.lease.Check(cctx)
+			cancel()
+			if lerr != nil {
+				return s.lost(lerr)
+			}
+			// Still ours: the server's error was about replicated data, not the fence.
+			err = fe.Err
+		}
+		if s.verdict.Load() == 0 {
+			s.report(err)
+		}
+		if s.verdict.Load() == verdictLost {
+			if s.lostErr != nil {
+				err = s.lostErr
+			}
+			return s.lost(err)
+		}
+		if s.verdict.Load() == verdictTerminal {
+			terminal := "terminal error: " + err.Error()
+			stopMessenger()
+			s.setState(workflow.StateError, terminal)
+			return fmt.Errorf("%w: %w", ErrTerminal, err)
+		}
+		s.notifyState(StateRetrying)
+		switch err := s.waitRetry(ctx); {
+		case errors.Is(err, errStopRequested):
+			return s.stopped(stopCommand)
+		case err != nil:
+			return s.stopped(stopSignal)
+		}
+	}
+}
+
+// waitRetry waits --retry-delay before the next attempt, still noticing within a second a
+// vplayer stop (errStopRequested) or the end of ctx (its error).
+func (s *Stream) waitRetry(ctx context.Context) error {
+	delay := time.NewTimer(s.cfg.RetryDelay)
+	defer delay.Stop()
+	poll := time.NewTicker(stopPollInterval)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-delay.C:
+			return nil
+		case <-poll.C:
+			if !s.running {
+				continue // the workflow was not started yet: a Stopped record is its old state
+			}
+			qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
+			c, err := s.store.Control(qctx, s.id)
+			cancel()
+			if err == nil && c.State == workflow.StateStopped {
+				return errStopRequested
+			}
+		}
+	}
+}
+
+// stopCause is why Run ends with a requested stop.
+type stopCause int
+
+const (
+	stopSignal  stopCause = iota // ctx ended: SIGINT or SIGTERM; this process sets Stopped
+	stopReached                  // --stop-pos or a stop DDL: the applier set Stopped and its message
+	stopCommand                  // vplayer stop set Stopped
+)
+
+// stopped ends Run for a requested stop: the record says Stopped (set here for a signal, already
+// set otherwise), a State row joins the workflow's log, and one line is logged. Its round trips
+// share one second, so a stop stays within SPEC's 2 s even when the target does not answer.
+func (s *Stream) stopped(cause stopCause) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	s.notifyState(workflow.StateStopped)
+	reason, msg := "vplayer stop", "Stopped by vplayer stop"
+	switch cause {
+	case stopSignal:
+		reason, msg = "signal", "Stopped by a signal"
+		if err := s.lease.SetState(ctx, workflow.StateStopped, ""); err != nil {
+			s.log.Warn("could not record the workflow state", "state", workflow.StateStopped, "error", err)
+		}
+	case stopReached:
+		reason, msg = "stop position", "Stopped at the stop position"
+		if rec, err := s.store.Get(ctx, s.cfg.Workflow); err == nil && rec.Message != "" {
+			reason, msg = rec.Message, rec.Message
+		}
+	}
+	s.addLogCtx(ctx, logTypeState, workflow.StateStopped, msg)
+	s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", reason)
+	return nil
+}
