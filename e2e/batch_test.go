@@ -123,19 +123,17 @@ func TestGrouping(t *testing.T) {
 	blocked := time.Now()
 	e.writeEvents(2, n)
 	const want = 3 * (n - 1) // each transaction is three events: begin, rows, commit
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	var buffered int
+	if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
 		at.mu.Lock()
-		buffered := 0
+		defer at.mu.Unlock()
+		buffered = 0
 		if len(at.all) > 0 {
 			buffered = at.all[len(at.all)-1].Relay.Len()
 		}
-		at.mu.Unlock()
-		if buffered >= want {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("relay log holds %d events 30s after the source wrote them, want at least %d", buffered, want)
-		}
+		return buffered >= want
+	}) {
+		t.Fatalf("relay log holds %d events 30s after the source wrote them, want at least %d", buffered, want)
 	}
 	t.Logf("the applier was blocked for %v while the relay log filled", time.Since(blocked).Round(time.Millisecond))
 	release()

@@ -170,8 +170,7 @@ func mustExecConn(t *testing.T, c *sql.Conn, q string, args ...any) {
 // poll caught it).
 func (e *env) waitStallAfterLockWait(timeout time.Duration) (blocked, at time.Time, msg string) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	if eventually(timeout, 20*time.Millisecond, func() bool {
 		if blocked.IsZero() {
 			var waited sql.NullFloat64
 			err := e.dstPool.QueryRowContext(e.ctx(), `SELECT MAX(TIMESTAMPDIFF(MICROSECOND, trx_wait_started, NOW(6))) / 1e6
@@ -183,10 +182,10 @@ FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'`).Scan(&waited)
 				blocked = time.Now().Add(-time.Duration(waited.Float64 * float64(time.Second)))
 			}
 		}
-		if msg = e.record().Message; strings.Contains(msg, stalledText) {
-			return blocked, time.Now(), msg
-		}
-		time.Sleep(20 * time.Millisecond)
+		msg = e.record().Message
+		return strings.Contains(msg, stalledText)
+	}) {
+		return blocked, time.Now(), msg
 	}
 	e.t.Fatalf("no stall reported within %v; last message %q", timeout, msg)
 	return

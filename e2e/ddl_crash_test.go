@@ -96,10 +96,12 @@ func TestOnDDLExec_refusedDDLNotSkipped(t *testing.T) {
 	e.execOn(e.src, "ALTER TABLE t ADD COLUMN c INT NULL")
 	atDDL := e.sourcePos()
 	// Three attempts refused by the target: the first, and two retries after it.
-	for deadline := time.Now().Add(30 * time.Second); e.logCount("Duplicate column name") < 3; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d refusals of the DDL logged in 30s, want 3", e.logCount("Duplicate column name"))
-		}
+	var refused int
+	if !eventually(30*time.Second, 50*time.Millisecond, func() bool {
+		refused = e.logCount("Duplicate column name")
+		return refused >= 3
+	}) {
+		t.Fatalf("%d refusals of the DDL logged in 30s, want 3", refused)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -183,14 +183,12 @@ func TestExecModeIdempotent(t *testing.T) {
 // waitState polls the record until its state is want, and returns it.
 func (e *env) waitState(want string, timeout time.Duration) workflow.Record {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
 	var r workflow.Record
-	for time.Now().Before(deadline) {
+	if eventually(timeout, 20*time.Millisecond, func() bool {
 		r = e.record()
-		if r.State == want {
-			return r
-		}
-		time.Sleep(20 * time.Millisecond)
+		return r.State == want
+	}) {
+		return r
 	}
 	e.t.Fatalf("state %q (message %q), want %q within %v", r.State, r.Message, want, timeout)
 	return r

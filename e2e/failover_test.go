@@ -69,11 +69,12 @@ func writeThrough(t *testing.T, db *sql.DB, name string, seed uint64) (stop func
 func waitGTID(t *testing.T, s *mysqld.Server, want string, timeout time.Duration) {
 	t.Helper()
 	var got string
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	if eventually(timeout, 50*time.Millisecond, func() bool {
 		var err error
-		if got, err = s.GTIDPos(t.Context()); err == nil && got == want {
-			return
-		}
+		got, err = s.GTIDPos(t.Context())
+		return err == nil && got == want
+	}) {
+		return
 	}
 	t.Fatalf("%s at GTID %q after %v, want %q", s.Name(), got, timeout, want)
 }

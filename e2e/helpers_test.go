@@ -171,17 +171,17 @@ func (e *env) record() workflow.Record {
 func (e *env) waitCaughtUp(timeout time.Duration) {
 	e.t.Helper()
 	want := e.sourcePos()
-	deadline := time.Now().Add(timeout)
 	var last string
-	for time.Now().Before(deadline) {
+	if eventually(timeout, 50*time.Millisecond, func() bool {
 		r, err := workflow.New(e.dstPool, "_vt").Get(e.ctx(), e.workflow)
-		if err == nil {
-			last = r.Pos
-			if p, err := binlog.ParsePosition(r.Pos, e.source.Flavor()); err == nil && p.Contains(want) {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(50 * time.Millisecond)
+		last = r.Pos
+		p, err := binlog.ParsePosition(r.Pos, e.source.Flavor())
+		return err == nil && p.Contains(want)
+	}) {
+		return
 	}
 	e.t.Fatalf("workflow did not catch up within %v: recorded %q, source at %q", timeout, last, want)
 }
@@ -223,13 +223,11 @@ func (w testWriter) Write(p []byte) (int, error) {
 // after its start position.
 func (e *env) waitRunning(timeout time.Duration) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	if eventually(timeout, 20*time.Millisecond, func() bool {
 		r, err := workflow.New(e.dstPool, "_vt").Get(e.ctx(), e.workflow)
-		if err == nil && r.State == workflow.StateRunning {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil && r.State == workflow.StateRunning
+	}) {
+		return
 	}
 	e.t.Fatalf("workflow %s not Running within %v", e.workflow, timeout)
 }

@@ -72,11 +72,10 @@ func TestNoGoroutinePerTransaction(t *testing.T) {
 	e.waitCaughtUp(3 * time.Minute)
 	// The counters move just after the commit the record shows: give them a moment.
 	var txns, commits int64
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if txns, commits, _ = at.totals(); txns >= n {
-			break
-		}
-	}
+	eventually(5*time.Second, 10*time.Millisecond, func() bool {
+		txns, commits, _ = at.totals()
+		return txns >= n
+	}) // a shortfall is reported below
 	after := e.settledGoroutines()
 	t.Logf("goroutines: %d before, %d after %d source transactions (%d applied in %d target commits)", before, after, n, txns, commits)
 	if txns < n {

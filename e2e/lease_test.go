@@ -29,10 +29,8 @@ func (e *env) owner() (string, uint64) {
 // waitOutput waits until the process printed want.
 func (p *proc) waitOutput(want string, timeout time.Duration) {
 	p.t.Helper()
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if strings.Contains(p.out.String(), want) {
-			return
-		}
+	if eventually(timeout, 20*time.Millisecond, func() bool { return strings.Contains(p.out.String(), want) }) {
+		return
 	}
 	p.t.Fatalf("process did not print %q within %v; output:\n%s", want, timeout, p.out.String())
 }
@@ -52,10 +50,8 @@ func (e *env) ownerAndStandby(ownerTarget string, ownerFlags ...string) (owner, 
 // waitEpochAbove waits until the record's epoch is above epoch and returns when it was seen.
 func (e *env) waitEpochAbove(epoch uint64, timeout time.Duration) time.Time {
 	e.t.Helper()
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, got := e.owner(); got > epoch {
-			return time.Now()
-		}
+	if eventually(timeout, 20*time.Millisecond, func() bool { _, got := e.owner(); return got > epoch }) {
+		return time.Now()
 	}
 	e.t.Fatalf("no takeover (epoch still %d) within %v", epoch, timeout)
 	return time.Time{}

@@ -29,14 +29,10 @@ func TestMetricsAndHealth(t *testing.T) {
 	healthz := func() (int, string) { return httpGet("http://" + addr + "/healthz") }
 	waitHealth := func(want int, timeout time.Duration) string {
 		t.Helper()
-		end := time.Now().Add(timeout)
 		var code int
 		var body string
-		for time.Now().Before(end) {
-			if code, body = healthz(); code == want {
-				return body
-			}
-			time.Sleep(50 * time.Millisecond)
+		if eventually(timeout, 50*time.Millisecond, func() bool { code, body = healthz(); return code == want }) {
+			return body
 		}
 		t.Fatalf("/healthz did not answer %d within %v; last %d %q", want, timeout, code, body)
 		return ""
@@ -91,21 +87,19 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 	var maxItems, maxBytes, maxBlocked, maxLag float64
 	var unhealthy string
-	end := time.Now().Add(deadline + 10*time.Second)
-	for time.Now().Before(end) {
+	eventually(deadline+10*time.Second, 100*time.Millisecond, func() bool {
 		s, _ := getMetrics(t, addr)
 		maxItems = max(maxItems, s.get(t, "vplayer_relaylog_items"))
 		maxBytes = max(maxBytes, s.get(t, "vplayer_relaylog_bytes"))
 		maxBlocked = max(maxBlocked, s.get(t, "vplayer_relaylog_blocked_seconds_total"))
 		maxLag = max(maxLag, s.get(t, "vplayer_lag_seconds"))
-		if code, body := healthz(); code == http.StatusServiceUnavailable {
-			unhealthy = body
-			if s.get(t, "vplayer_stalls_total", "detector", "relay_log") >= 1 && maxBlocked > 0 {
-				break
-			}
+		code, body := healthz()
+		if code != http.StatusServiceUnavailable {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		unhealthy = body
+		return s.get(t, "vplayer_stalls_total", "detector", "relay_log") >= 1 && maxBlocked > 0
+	}) // what it did not see is reported below
 	t.Logf("during the stall (%v after the lock): relay log up to %v items, %v bytes; reader blocked %.2fs; lag up to %.2fs; /healthz %q",
 		time.Since(locked).Round(time.Millisecond), maxItems, maxBytes, maxBlocked, maxLag, unhealthy)
 	if !strings.Contains(unhealthy, "relay log I/O stalled") {
@@ -144,32 +138,25 @@ func TestMetricsAndHealth(t *testing.T) {
 		t.Errorf("vplayer_healthy=%v after recovery, want 1", got)
 	}
 	// Idle: the source's heartbeats arrive and get recorded.
-	hbEnd := time.Now().Add(10 * time.Second)
-	for {
-		m3, _ := getMetrics(t, addr)
-		rcv, rec := m3.get(t, "vplayer_heartbeats_received_total"), m3.get(t, "vplayer_heartbeats_recorded_total")
-		if rcv > 0 && rec > 0 {
-			t.Logf("idle: heartbeats received %v, recorded %v, pending %v, lag %.3fs", rcv, rec, m3.get(t, "vplayer_heartbeats_pending"), m3.get(t, "vplayer_lag_seconds"))
-			if lag := m3.get(t, "vplayer_lag_seconds"); lag >= 3 {
-				t.Errorf("lag while idle and caught up=%.3fs, want under 3s", lag)
-			}
-			break
-		}
-		if time.Now().After(hbEnd) {
-			t.Fatalf("no heartbeat received and recorded within 10s of idling: received %v, recorded %v", rcv, rec)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var m3 scrape
+	var rcv, rec float64
+	if !eventually(10*time.Second, 200*time.Millisecond, func() bool {
+		m3, _ = getMetrics(t, addr)
+		rcv, rec = m3.get(t, "vplayer_heartbeats_received_total"), m3.get(t, "vplayer_heartbeats_recorded_total")
+		return rcv > 0 && rec > 0
+	}) {
+		t.Fatalf("no heartbeat received and recorded within 10s of idling: received %v, recorded %v", rcv, rec)
+	}
+	t.Logf("idle: heartbeats received %v, recorded %v, pending %v, lag %.3fs", rcv, rec, m3.get(t, "vplayer_heartbeats_pending"), m3.get(t, "vplayer_lag_seconds"))
+	if lag := m3.get(t, "vplayer_lag_seconds"); lag >= 3 {
+		t.Errorf("lag while idle and caught up=%.3fs, want under 3s", lag)
 	}
 
 	// A progress line every 10s while Running (SPEC 9). A tick that falls while the stream is not
 	// Running (retrying after the stall) logs nothing, so the line is due by the second tick.
 	progressBy := began.Add(2*progressInterval + time.Second)
-	for !strings.Contains(p.out.String(), `msg=progress`) {
-		if time.Now().After(progressBy) {
-			t.Errorf("no progress line in %v of running, want one every %v while Running", time.Since(began).Round(time.Second), progressInterval)
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !eventually(time.Until(progressBy), 100*time.Millisecond, func() bool { return strings.Contains(p.out.String(), `msg=progress`) }) {
+		t.Errorf("no progress line in %v of running, want one every %v while Running", time.Since(began).Round(time.Second), progressInterval)
 	}
 
 	p.signal(syscall.SIGTERM)

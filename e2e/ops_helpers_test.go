@@ -52,12 +52,9 @@ var servingAddr = regexp.MustCompile(`msg="serving metrics".* addr=(\S+)|"msg":"
 // metricsAddr waits for the process to log the address its metrics server listens on.
 func (p *proc) metricsAddr(timeout time.Duration) string {
 	p.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if m := servingAddr.FindStringSubmatch(p.out.String()); m != nil {
-			return m[1] + m[2]
-		}
-		time.Sleep(20 * time.Millisecond)
+	var m []string
+	if eventually(timeout, 20*time.Millisecond, func() bool { m = servingAddr.FindStringSubmatch(p.out.String()); return m != nil }) {
+		return m[1] + m[2]
 	}
 	p.t.Fatalf("vplayer did not log its metrics address within %v; output:\n%s", timeout, p.out.String())
 	return ""

@@ -190,20 +190,20 @@ scrape_configs:
 			t.Logf("prometheus output:\n%s", p.out.String())
 		}
 	})
-	end := time.Now().Add(30 * time.Second)
-	for {
+	if !eventually(30*time.Second, 100*time.Millisecond, func() bool {
 		if code, _ := p.get("/-/ready"); code == http.StatusOK {
-			return p
+			return true
 		}
 		select {
 		case <-p.done:
 			t.Fatalf("prometheus exited before it was ready; output:\n%s", p.out.String())
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(end) {
-			t.Fatalf("prometheus not ready within 30s; output:\n%s", p.out.String())
-		}
+		return false
+	}) {
+		t.Fatalf("prometheus not ready within 30s; output:\n%s", p.out.String())
 	}
+	return p
 }
 
 // freeLoopbackAddr returns a loopback address whose port was free a moment ago.
@@ -284,17 +284,11 @@ func (p *promServer) query(q string) []promSample {
 // test after timeout.
 func (p *promServer) waitQuery(q string, timeout time.Duration, ok func([]promSample) bool) []promSample {
 	p.t.Helper()
-	end := time.Now().Add(timeout)
-	for {
-		r := p.query(q)
-		if ok(r) {
-			return r
-		}
-		if time.Now().After(end) {
-			p.t.Fatalf("query %q did not give the wanted result within %v; last %v", q, timeout, r)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var r []promSample
+	if !eventually(timeout, 200*time.Millisecond, func() bool { r = p.query(q); return ok(r) }) {
+		p.t.Fatalf("query %q did not give the wanted result within %v; last %v", q, timeout, r)
 	}
+	return r
 }
 
 // promAlert is one element of /api/v1/alerts.
@@ -306,8 +300,9 @@ type promAlert struct {
 // waitAlert polls /api/v1/alerts until the named alert of workflow is pending or firing.
 func (p *promServer) waitAlert(name, workflow string, timeout time.Duration) promAlert {
 	p.t.Helper()
-	end := time.Now().Add(timeout)
-	for {
+	var alerts []promAlert
+	var found promAlert
+	if !eventually(timeout, 200*time.Millisecond, func() bool {
 		code, b := p.get("/api/v1/alerts")
 		var resp struct {
 			Status string `json:"status"`
@@ -318,14 +313,16 @@ func (p *promServer) waitAlert(name, workflow string, timeout time.Duration) pro
 		if err := json.Unmarshal(b, &resp); err != nil || resp.Status != "success" {
 			p.t.Fatalf("GET /api/v1/alerts: %d %s: %v", code, b, err)
 		}
-		for _, a := range resp.Data.Alerts {
+		alerts = resp.Data.Alerts
+		for _, a := range alerts {
 			if a.Labels["alertname"] == name && a.Labels["workflow"] == workflow && (a.State == "pending" || a.State == "firing") {
-				return a
+				found = a
+				return true
 			}
 		}
-		if time.Now().After(end) {
-			p.t.Fatalf("no %s alert of workflow %s pending or firing within %v; alerts %+v", name, workflow, timeout, resp.Data.Alerts)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return false
+	}) {
+		p.t.Fatalf("no %s alert of workflow %s pending or firing within %v; alerts %+v", name, workflow, timeout, alerts)
 	}
+	return found
 }

@@ -47,18 +47,15 @@ func TestPurgedPositionTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The server keeps a file until its binlog checkpoint is written: purge until it is gone.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	var first string
+	if !eventually(30*time.Second, 100*time.Millisecond, func() bool {
 		e.execOn(e.srcPool, "PURGE BINARY LOGS TO '"+file+"'")
-		var first string
 		if err := e.srcPool.QueryRowContext(e.ctx(), "SHOW BINARY LOGS").Scan(&first, new(any)); err != nil {
 			t.Fatal(err)
 		}
-		if first == file {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the source still has %s after 30s of PURGE BINARY LOGS TO '%s'", first, file)
-		}
+		return first == file
+	}) {
+		t.Fatalf("the source still has %s after 30s of PURGE BINARY LOGS TO '%s'", first, file)
 	}
 	t.Logf("purged the source's binary logs before %s", file)
 

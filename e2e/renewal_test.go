@@ -44,16 +44,12 @@ func TestRenewalOverdueEndsAttempt(t *testing.T) {
 	mustExecConn(t, lock, "BEGIN")
 	mustExecConn(t, lock, "SELECT * FROM _vt.vreplication WHERE workflow = '"+e.workflow+"' FOR UPDATE")
 	locked := time.Now()
-	for deadline := locked.Add(cfg.LeaseTTL + 3*time.Second); ; time.Sleep(20 * time.Millisecond) {
+	if !eventually(time.Until(locked.Add(cfg.LeaseTTL+3*time.Second)), 20*time.Millisecond, func() bool {
 		mu.Lock()
-		n := len(overdue)
-		mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no lease renewal overdue reported within ttl + 3s of locking the record row")
-		}
+		defer mu.Unlock()
+		return len(overdue) > 0
+	}) {
+		t.Fatalf("no lease renewal overdue reported within ttl + 3s of locking the record row")
 	}
 	mu.Lock()
 	took := overdue[0].Sub(locked)

@@ -149,13 +149,18 @@ func TestSoak_ownershipUnderFaults(t *testing.T) {
 	// owner returns the live process that holds the lease, waiting for one to.
 	owner := func() *proc {
 		t.Helper()
-		for deadline := time.Now().Add(leaseTTL + 20*time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var o *proc
+		if eventually(leaseTTL+20*time.Second, 50*time.Millisecond, func() bool {
 			pid := e.ownerPid()
 			for _, p := range alive() {
 				if p.cmd.Process.Pid == pid {
-					return p
+					o = p
+					return true
 				}
 			}
+			return false
+		}) {
+			return o
 		}
 		t.Fatalf("no live process holds the lease within %v", leaseTTL+20*time.Second)
 		return nil

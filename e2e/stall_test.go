@@ -41,14 +41,9 @@ func (e *env) lockRow(query string, args ...any) (release func()) {
 // waitMessage polls the record until its message contains want, and returns when that was seen.
 func (e *env) waitMessage(want string, timeout time.Duration) (time.Time, string) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
 	var last string
-	for time.Now().Before(deadline) {
-		last = e.record().Message
-		if strings.Contains(last, want) {
-			return time.Now(), last
-		}
-		time.Sleep(20 * time.Millisecond)
+	if eventually(timeout, 20*time.Millisecond, func() bool { last = e.record().Message; return strings.Contains(last, want) }) {
+		return time.Now(), last
 	}
 	e.t.Fatalf("record message did not contain %q within %v; last message %q", want, timeout, last)
 	return time.Time{}, ""
@@ -57,18 +52,16 @@ func (e *env) waitMessage(want string, timeout time.Duration) (time.Time, string
 // waitLogRow polls _vt.vreplication_log until a row of this workflow contains want.
 func (e *env) waitLogRow(want string, timeout time.Duration) (time.Time, string) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		var msg string
+	var msg string
+	if eventually(timeout, 20*time.Millisecond, func() bool {
 		err := e.dstPool.QueryRowContext(e.ctx(), `SELECT l.message FROM _vt.vreplication_log l JOIN _vt.vreplication v ON v.id = l.vrepl_id
 WHERE v.workflow = ? AND l.message LIKE CONCAT('%', ?, '%') ORDER BY l.id DESC LIMIT 1`, e.workflow, want).Scan(&msg)
-		if err == nil {
-			return time.Now(), msg
-		}
-		if err != sql.ErrNoRows {
+		if err != nil && err != sql.ErrNoRows {
 			e.t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil
+	}) {
+		return time.Now(), msg
 	}
 	e.t.Fatalf("vreplication_log has no row containing %q within %v", want, timeout)
 	return time.Time{}, ""
@@ -200,14 +193,14 @@ func TestHeartbeatStall(t *testing.T) {
 	release := e.lockRow("SELECT * FROM _vt.vreplication WHERE workflow = ? FOR UPDATE", e.workflow)
 	// The write starts when the next heartbeat is due; from then it has one interval.
 	var started time.Time
-	for deadline := time.Now().Add(3 * interval); time.Now().Before(deadline) && started.IsZero(); time.Sleep(10 * time.Millisecond) {
+	if !eventually(3*interval, 10*time.Millisecond, func() bool {
 		at.mu.Lock()
+		defer at.mu.Unlock()
 		if n := len(at.all); n > 0 {
 			started = at.all[n-1].Heartbeat.InFlightSince()
 		}
-		at.mu.Unlock()
-	}
-	if started.IsZero() {
+		return !started.IsZero()
+	}) {
 		t.Fatal("no heartbeat write started while the record row was locked")
 	}
 	seen, logged := e.waitLogRow("failed to record heartbeat", interval+5*time.Second)
@@ -226,21 +219,17 @@ func TestHeartbeatStall(t *testing.T) {
 	release()
 	// The record shows the stall until a heartbeat is recorded again, then the message clears.
 	sawMessage := false
-	deadline := time.Now().Add(4 * interval)
-	for time.Now().Before(deadline) {
+	eventually(4*interval, 10*time.Millisecond, func() bool {
 		r := e.record()
-		if r.TimeHeartbeat > before {
-			if r.Message != "" && !strings.Contains(r.Message, "failed to record heartbeat") {
-				t.Errorf("message %q after the heartbeat advanced", r.Message)
-			}
-			if r.Message == "" {
-				break
-			}
-		} else if strings.Contains(r.Message, "failed to record heartbeat") {
-			sawMessage = true
+		if r.TimeHeartbeat <= before {
+			sawMessage = sawMessage || strings.Contains(r.Message, "failed to record heartbeat")
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		if r.Message != "" && !strings.Contains(r.Message, "failed to record heartbeat") {
+			t.Errorf("message %q after the heartbeat advanced", r.Message)
+		}
+		return r.Message == ""
+	}) // the record read below says what it did not reach
 	r := e.record()
 	if r.TimeHeartbeat <= before || r.Message != "" {
 		t.Fatalf("after release: time_heartbeat %d (was %d), message %q: want it advanced and the message cleared", r.TimeHeartbeat, before, r.Message)
@@ -256,12 +245,9 @@ func TestHeartbeatStall(t *testing.T) {
 // waitHeartbeatAdvance waits until time_heartbeat is above after, and returns it.
 func (e *env) waitHeartbeatAdvance(after int64, timeout time.Duration) int64 {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if hb := e.record().TimeHeartbeat; hb > after {
-			return hb
-		}
-		time.Sleep(20 * time.Millisecond)
+	var hb int64
+	if eventually(timeout, 20*time.Millisecond, func() bool { hb = e.record().TimeHeartbeat; return hb > after }) {
+		return hb
 	}
 	e.t.Fatalf("time_heartbeat did not advance past %d within %v", after, timeout)
 	return 0

@@ -36,10 +36,8 @@ func (e *env) stateLog() []string {
 func (e *env) waitStateRows(n int, timeout time.Duration) {
 	e.t.Helper()
 	var got []string
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got = e.stateLog(); len(got) >= n {
-			return
-		}
+	if eventually(timeout, 50*time.Millisecond, func() bool { got = e.stateLog(); return len(got) >= n }) {
+		return
 	}
 	e.t.Fatalf("%d State rows in vreplication_log after %v, want %d:\n%s", len(got), timeout, n, strings.Join(got, "\n"))
 }

@@ -66,26 +66,27 @@ func (e *env) startStray() *stray {
 // source, and returns its connection id.
 func (e *env) ownerBinlog(timeout time.Duration) int64 {
 	e.t.Helper()
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	var id int64
+	if eventually(timeout, 20*time.Millisecond, func() bool {
 		var v sql.NullString
 		if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT source_session FROM _vt.vreplication WHERE workflow = ?", e.workflow).Scan(&v); err != nil {
 			e.t.Fatal(err)
 		}
 		_, ids, ok := strings.Cut(v.String, ":")
 		if !ok {
-			continue
+			return false
 		}
-		id, err := strconv.ParseInt(ids, 10, 64)
-		if err != nil {
+		var err error
+		if id, err = strconv.ParseInt(ids, 10, 64); err != nil {
 			e.t.Fatalf("source_session = %q: %v", v.String, err)
 		}
 		var n int
 		if err := e.srcPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND COMMAND LIKE 'Binlog Dump%'", id).Scan(&n); err != nil {
 			e.t.Fatal(err)
 		}
-		if n == 1 {
-			return id
-		}
+		return n == 1
+	}) {
+		return id
 	}
 	e.t.Fatalf("the owner's binlog connection is not a binlog dump on the source within %v", timeout)
 	return 0

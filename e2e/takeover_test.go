@@ -44,18 +44,23 @@ func (e *env) forgetWorkflow() {
 // appliedSession returns the target connection id the lease owner recorded for its applier.
 func (e *env) appliedSession(timeout time.Duration) int64 {
 	e.t.Helper()
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	var id int64
+	if eventually(timeout, 20*time.Millisecond, func() bool {
 		var v sql.NullString
 		if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT sessions FROM _vt.vreplication WHERE workflow = ?", e.workflow).Scan(&v); err != nil {
 			e.t.Fatal(err)
 		}
-		if _, ids, ok := strings.Cut(v.String, ":"); ok {
-			id, err := strconv.ParseInt(ids, 10, 64)
-			if err != nil {
-				e.t.Fatalf("sessions = %q: %v", v.String, err)
-			}
-			return id
+		_, ids, ok := strings.Cut(v.String, ":")
+		if !ok {
+			return false
 		}
+		var err error
+		if id, err = strconv.ParseInt(ids, 10, 64); err != nil {
+			e.t.Fatalf("sessions = %q: %v", v.String, err)
+		}
+		return true
+	}) {
+		return id
 	}
 	e.t.Fatalf("the owner recorded no target session within %v", timeout)
 	return 0
@@ -82,14 +87,14 @@ func (e *env) openTrx(id int64) (open, idle bool) {
 func (e *env) waitSessionLockWait(id int64, timeout time.Duration) {
 	e.t.Helper()
 	// INNODB_TRX is a cache the server refreshes only when it was last read over 0.1s ago.
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(150 * time.Millisecond) {
+	if eventually(timeout, 150*time.Millisecond, func() bool {
 		var n int
 		if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'", id).Scan(&n); err != nil {
 			e.t.Fatal(err)
 		}
-		if n > 0 {
-			return
-		}
+		return n > 0
+	}) {
+		return
 	}
 	var command, state, info string
 	e.dstPool.QueryRowContext(e.ctx(), "SELECT COMMAND, COALESCE(STATE, ''), LEFT(COALESCE(INFO, ''), 200) FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&command, &state, &info)
@@ -141,14 +146,14 @@ func (e *env) logSince(id int64) []string {
 // waitMarker waits until marker row id is on the target and returns when it was seen.
 func (e *env) waitMarker(id int, timeout time.Duration) time.Time {
 	e.t.Helper()
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	if eventually(timeout, 10*time.Millisecond, func() bool {
 		var n int
 		if err := e.dst.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM marker WHERE id = ?", id).Scan(&n); err != nil {
 			e.t.Fatal(err)
 		}
-		if n == 1 {
-			return time.Now()
-		}
+		return n == 1
+	}) {
+		return time.Now()
 	}
 	e.t.Fatalf("marker %d not applied within %v", id, timeout)
 	return time.Time{}
@@ -215,16 +220,11 @@ func (e *env) takeover(ownerTarget string, cut cutOff) {
 	cut.freeze(a)
 	frozenAt := time.Now()
 	mustExecConn(t, lock, "ROLLBACK")
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(150 * time.Millisecond) {
-		if open, idle := e.openTrx(session); open && idle {
-			break
-		}
-		if time.Now().After(deadline) {
-			var state, command string
-			e.dstPool.QueryRowContext(e.ctx(), `SELECT t.trx_state, p.COMMAND FROM information_schema.INNODB_TRX t
+	if !eventually(5*time.Second, 150*time.Millisecond, func() bool { open, idle := e.openTrx(session); return open && idle }) {
+		var state, command string
+		e.dstPool.QueryRowContext(e.ctx(), `SELECT t.trx_state, p.COMMAND FROM information_schema.INNODB_TRX t
   JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_mysql_thread_id = ?`, session).Scan(&state, &command)
-			t.Fatalf("the cut-off owner's target transaction is not open and waiting on its client (trx state %q, command %q)", state, command)
-		}
+		t.Fatalf("the cut-off owner's target transaction is not open and waiting on its client (trx state %q, command %q)", state, command)
 	}
 	t.Logf("owner cut off with its target transaction open (session %d)", session)
 

@@ -28,12 +28,7 @@ func forwardOn(t *testing.T, addr, target string) *stallProxy {
 	var ln net.Listener
 	var err error
 	// The port was given back a moment ago; a listener in TIME_WAIT may hold it briefly.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if ln, err = net.Listen("tcp", addr); err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil {
+	if !eventually(5*time.Second, 50*time.Millisecond, func() bool { ln, err = net.Listen("tcp", addr); return err == nil }) {
 		t.Fatal(err)
 	}
 	p := &stallProxy{ln: ln, target: target, resume: make(chan struct{})}
@@ -48,10 +43,11 @@ func waitHealth(t *testing.T, addr string, code int, want string, timeout time.D
 	t.Helper()
 	var got int
 	var body string
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got, body = httpGet("http://" + addr + "/healthz"); got == code && strings.Contains(body, want) {
-			return
-		}
+	if eventually(timeout, 50*time.Millisecond, func() bool {
+		got, body = httpGet("http://" + addr + "/healthz")
+		return got == code && strings.Contains(body, want)
+	}) {
+		return
 	}
 	t.Fatalf("/healthz answered %d %q within %v, want %d with %q", got, body, timeout, code, want)
 }

@@ -25,13 +25,13 @@ func (e *env) xaOn(stmts ...string) {
 	db.SetMaxOpenConns(1)
 	for _, q := range stmts {
 		q = strings.ReplaceAll(q, "XID_", e.db+"_")
-		_, err := db.ExecContext(context.Background(), q)
 		// The session that prepared the transaction may not be detached from it yet: the
 		// server ends a closed session asynchronously, and until then nobody else sees it.
-		for deadline := time.Now().Add(5 * time.Second); err != nil && strings.Contains(err.Error(), "XAER_NOTA") && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
+		var err error
+		eventually(5*time.Second, 20*time.Millisecond, func() bool {
 			_, err = db.ExecContext(context.Background(), q)
-		}
+			return err == nil || !strings.Contains(err.Error(), "XAER_NOTA")
+		})
 		if err != nil {
 			e.t.Fatalf("%s: %v", q, err)
 		}
