@@ -129,19 +129,15 @@ func (s *Stats) Mismatches() map[MismatchKey]int64 {
 type check struct {
 	stmt int // the statement's index in the batch
 	want int64
-	// upsert marks an INSERT ... ON DUPLICATE KEY UPDATE of keys that must all exist, want being
-	// twice their number: with clientFoundRows a row counts 2 when it existed and the image
-	// changed it, 1 when it was inserted (absent) or already equal to the image. A shortfall is
-	// therefore only a suspicion, settled by looking up which keys the target has (committed),
-	// which strict mode can do because it sends checked statements before the COMMIT.
-	// This costs nothing when every row is there, where a probe before the upsert would read
-	// every key a second time.
-	upsert bool
-	kind   Mismatch
-	t      *table
-	keys   []string    // key literals of the statement's rows; nil when rows or row holds them
-	rows   []event.Row // the rows of a multi-row statement, when keys is nil
-	row    event.Row   // the row of a one-row statement, when keys and rows are nil
+	// counted marks the check of a counted upsert (appendCountedUpsert): want is 1, and 0 means
+	// that at least one of keys was absent, in this transaction: a mismatch, whose keys are then
+	// looked up.
+	counted bool
+	kind    Mismatch
+	t       *table
+	keys    []string    // key literals of the statement's rows; nil when rows or row holds them
+	rows    []event.Row // the rows of a multi-row statement, when keys is nil
+	row     event.Row   // the row of a one-row statement, when keys and rows are nil
 	// before says whether rows' key is in the before image (update, delete) or the after image.
 	before bool
 	gtid   string
@@ -206,23 +202,12 @@ func (a *Applier) verify(ctx context.Context, checks []check, first int, affecte
 		if n <= 0 {
 			continue
 		}
-		var absent []string
-		if c.upsert {
-			var err error
-			if absent, err = a.absentKeys(ctx, c); err != nil {
-				// Not a verdict: the stream retries the batch, and looks again if it falls short again.
-				return fmt.Errorf("rows matched by an upsert of %s fell short by %d; looking up which of its keys the target lacks: %w", c.t.quoted, n, err)
-			}
-			if n = int64(len(absent)); n == 0 {
-				continue // every row was there, some already equal to their image
-			}
+		if c.counted {
+			return a.countedMismatch(ctx, c)
 		}
 		if a.cfg.ExecMode == ExecModeIdempotent {
 			a.stats.mismatches.add(MismatchKey{Table: c.t.schema + "." + c.t.name, Kind: c.kind}, n)
-			keys := absent
-			if keys == nil {
-				keys = c.keyLiterals()
-			}
+			keys := c.keyLiterals()
 			if len(keys) > 5 {
 				keys = keys[:5]
 			}
@@ -230,28 +215,30 @@ func (a *Applier) verify(ctx context.Context, checks []check, first int, affecte
 				"rows", n, "key", string(c.t.keyTuple), "candidates", strings.Join(keys, ","), "gtid", c.gtid)
 			continue
 		}
-		if absent != nil {
-			return &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), Keys: absent, Exact: true, GTID: c.gtid, Pos: a.committed}
-		}
 		return a.mismatchError(ctx, c, n)
 	}
 	return nil
 }
 
-// absentKeys returns the keys of upsert check c that the target does not have, as committed.
-func (a *Applier) absentKeys(ctx context.Context, c *check) ([]string, error) {
+// countedMismatch describes the mismatch a counted upsert found (strict mode only): the keys
+// of its rows that the target lacks, looked up as committed; all of them as candidates when the
+// lookup cannot tell (a key an earlier statement of this transaction removed).
+func (a *Applier) countedMismatch(ctx context.Context, c *check) error {
+	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: a.committed}
 	keys := c.keyLiterals()
 	found, err := a.presentKeys(ctx, c.t, keys)
 	if err != nil {
-		return nil, err
+		a.cfg.Logger.Warn("could not tell which rows of the statement mismatched", "table", c.t.quoted, "error", err)
 	}
-	absent := []string{}
 	for _, k := range keys {
-		if !found[k] {
-			absent = append(absent, k)
+		if err == nil && !found[k] {
+			e.Keys = append(e.Keys, k)
 		}
 	}
-	return absent, nil
+	if e.Exact = len(e.Keys) > 0; !e.Exact {
+		e.Keys = keys[:min(len(keys), 5)]
+	}
+	return e
 }
 
 // mismatchError describes c's mismatch of n rows. When the statement held several keys, it

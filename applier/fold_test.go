@@ -10,6 +10,7 @@ func foldTestTable() *table {
 	t := testTable(keyPrimary)
 	t.foldable = true
 	t.upsertTail = upsertTail(t)
+	t.countedTail = countedTail(t)
 	t.upsertShape = "INSERT ... ON DUPLICATE KEY UPDATE `s`.`t`"
 	t.keyTuple = keyTupleOf(t)
 	return t
@@ -43,7 +44,9 @@ func TestFold(t *testing.T) {
 			add: func(f *fold) error {
 				return f.add(tbl, event.Update, []event.Row{{Before: row(1, "a"), After: row(1, "b")}}, 1, "")
 			},
-			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'b') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+			want: "SET @vplayer_dup = 0;INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'b') ON DUPLICATE KEY UPDATE " +
+				"`e`=IF((@vplayer_dup := @vplayer_dup + 1) > 0, VALUES(`e`), `e`),`v`=VALUES(`v`);" +
+				"UPDATE `s`.`t` SET `id`=`id` WHERE `id` IN (1) AND @vplayer_dup = 1",
 		},
 		{
 			name: "key change",
@@ -79,7 +82,9 @@ func TestFold(t *testing.T) {
 				}, 1, "")
 			},
 			// 7 was created and deleted again: nothing.
-			want: "INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'z'),(5,1,'six'),(6,1,'five') ON DUPLICATE KEY UPDATE `e`=VALUES(`e`),`v`=VALUES(`v`)",
+			want: "SET @vplayer_dup = 0;INSERT INTO `s`.`t` (`id`,`e`,`v`) VALUES (1,1,'z'),(5,1,'six'),(6,1,'five') ON DUPLICATE KEY UPDATE " +
+				"`e`=IF((@vplayer_dup := @vplayer_dup + 1) > 0, VALUES(`e`), `e`),`v`=VALUES(`v`);" +
+				"UPDATE `s`.`t` SET `id`=`id` WHERE `id` IN (1) AND @vplayer_dup = 3",
 		},
 		{
 			name: "delete, an update moving a key onto a new one, an insert",

@@ -46,6 +46,7 @@ type table struct {
 	foldable     bool   // primary key, no other unique key, no foreign key or trigger: changes fold per key (see fold)
 	related      bool   // has a foreign key, is referenced by one, or has a trigger: deletes go one row at a time, in source order
 	upsertTail   []byte // " ON DUPLICATE KEY UPDATE ...", for a table with a key
+	countedTail  []byte // upsertTail counting the rows it updates (see appendCountedUpsert)
 	upsertShape  string
 	keyTuple     []byte // the key columns as they precede IN
 	keyName      string // the index identifying rows, empty for keyAll
@@ -116,6 +117,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	t.insertShape = "INSERT " + t.quoted
 	if t.keyKind != keyAll {
 		t.upsertTail = upsertTail(t)
+		t.countedTail = countedTail(t)
 		t.upsertShape = "INSERT ... ON DUPLICATE KEY UPDATE " + t.quoted
 		t.keyTuple = keyTupleOf(t)
 	}
