@@ -37,7 +37,7 @@ const (
 )
 
 // Detectors are the stall detectors, the values of vplayer_stalls_total's detector label.
-var Detectors = []stall.Detector{stall.RelayLog, stall.Applier, stall.Heartbeat}
+var Detectors = []stall.Detector{stall.RelayLog, stall.Applier, stall.Heartbeat, stall.Copy}
 
 // Options configures a Collector.
 type Options struct {

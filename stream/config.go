@@ -53,6 +53,9 @@ type Config struct {
 	// found at an attempt's start, a terminal error.
 	AllowTargetTriggers bool
 	ServerID            uint32
+	// CopyChunkRows and CopyChunkBytes bound one chunk of the copy phase (rows, and bytes of its
+	// INSERTs); 0 takes copier's defaults.
+	CopyChunkRows, CopyChunkBytes int
 	// Options is the JSON of the settings in force, stored in the record.
 	Options string
 	// LeaseTTL is how long the workflow lease lasts past each renewal (default DefaultLeaseTTL);

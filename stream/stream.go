@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/copier"
 	"github.com/vplayer/vplayer/heartbeat"
 	"github.com/vplayer/vplayer/relaylog"
 	"github.com/vplayer/vplayer/stall"
@@ -38,6 +40,8 @@ type Attempt struct {
 	Applier   *applier.Applier
 	Heartbeat *heartbeat.Recorder
 	Reader    *binlog.Reader
+	// Copier is the copy phase's copier, nil when the attempt does not copy.
+	Copier *copier.Copier
 }
 
 // Stream runs one workflow.
@@ -142,6 +146,8 @@ func (s *Stream) Run(ctx context.Context) error {
 			s.notifyState(workflow.StateStopped)
 			s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", "vplayer stop")
 			return nil
+		case errors.Is(err, errCopyDone):
+			continue
 		}
 		if err == nil {
 			err = errors.New("stream ended unexpectedly")
@@ -246,14 +252,22 @@ func (s *Stream) attempt(ctx context.Context) error {
 		}
 		return applier.ErrStopPosition
 	}
-	if rec.State != workflow.StateRunning {
-		if err := s.lease.SetState(ctx, workflow.StateRunning, rec.Message); err != nil {
+	cp, err := s.newCopyPhase(ctx, rec, start)
+	if err != nil {
+		return err
+	}
+	state, execMode := workflow.StateRunning, s.cfg.ExecMode
+	if cp != nil {
+		state, execMode = workflow.StateCopying, applier.ExecModeIdempotent
+	}
+	if rec.State != state {
+		if err := s.lease.SetState(ctx, state, rec.Message); err != nil {
 			return err
 		}
-		s.log.Info("workflow running", "state", workflow.StateRunning, "pos", rec.Pos)
+		s.log.Info("workflow "+strings.ToLower(state), "state", state, "pos", rec.Pos)
 	}
 	s.running = true
-	s.notifyState(workflow.StateRunning)
+	s.notifyState(state)
 	// A vplayer diff pause in force holds the new attempt from its first event.
 	ctl, err := s.store.Control(ctx, s.id)
 	if err != nil {
@@ -271,7 +285,11 @@ func (s *Stream) attempt(ctx context.Context) error {
 	}
 
 	relay := relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)
-	gate := newGate(relay, s.pause, s.flavor, rec.Pos)
+	var fetch applier.Fetcher = relay
+	if cp != nil {
+		fetch = cp.wrap(relay, rec.Pos)
+	}
+	gate := newGate(fetch, s.pause, s.flavor, rec.Pos)
 	hb := heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
 	reader := binlog.NewReader(binlog.Config{
 		Flavor:          s.flavor,
@@ -301,7 +319,8 @@ func (s *Stream) attempt(ctx context.Context) error {
 		Lease:        s.lease,
 		TargetDB:     s.cfg.TargetDB,
 		OnDDL:        s.cfg.OnDDL,
-		ExecMode:     s.cfg.ExecMode,
+		ExecMode:     execMode,
+		Copying:      cp != nil,
 		StopAt:       stopAt,
 		Heartbeat:    hb,
 		Logger:       s.log,
@@ -310,8 +329,12 @@ func (s *Stream) attempt(ctx context.Context) error {
 		DDLRefused:   func(pos string) { s.refusedDDL = pos },
 		AfterDDL:     s.cfg.AfterDDL,
 	})
+	at := &Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader}
+	if cp != nil {
+		at.Copier = cp.c
+	}
 	if s.cfg.OnStart != nil {
-		s.cfg.OnStart(&Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader})
+		s.cfg.OnStart(at)
 	}
 	dog := stall.New(stall.Config{ProgressDeadline: s.cfg.ProgressDeadline, HeartbeatInterval: s.cfg.HeartbeatInterval},
 		stall.ProbeFunc(func() stall.Snapshot {
@@ -321,12 +344,17 @@ func (s *Stream) attempt(ctx context.Context) error {
 			w := app.Work()
 			snap.ProgressSince, snap.TxnSince, snap.Statement, snap.StatementSince = w.ProgressSince, w.TxnSince, w.Statement, w.StatementSince
 			snap.HeartbeatSince = hb.InFlightSince()
+			if cp != nil {
+				cp.probe(&snap)
+			}
 			return snap
 		}))
 
 	// progressed reports whether this attempt saved a position or recorded a heartbeat: after
 	// progress, an error starts --max-time-to-retry-on-error's clock afresh.
-	progressed := func() bool { return app.Stats().Saves.Load() > 0 || hb.Recorded() > 0 }
+	progressed := func() bool {
+		return app.Stats().Saves.Load() > 0 || hb.Recorded() > 0 || (cp != nil && cp.c.RowsCopied() > 0)
+	}
 	if err := s.holdsLease(ctx); err != nil {
 		return err
 	}
@@ -340,7 +368,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		if err == nil || (gctx.Err() != nil && errors.Is(err, context.Canceled)) {
 			return nil
 		}
-		if ctx.Err() == nil && !errors.Is(err, applier.ErrStopPosition) && !errors.Is(err, applier.ErrStoppedAtDDL) && !errors.Is(err, errStopRequested) {
+		if ctx.Err() == nil && !errors.Is(err, applier.ErrStopPosition) && !errors.Is(err, applier.ErrStoppedAtDDL) && !errors.Is(err, errStopRequested) && !errors.Is(err, errCopyDone) {
 			once.Do(func() {
 				reported = err
 				// A fenced write's failure is a lost workflow or a data error; Run tells which
@@ -360,6 +388,9 @@ func (s *Stream) attempt(ctx context.Context) error {
 	g.Go(func() error { return first(dog.Run(gctx)) })
 	g.Go(func() error { return first(s.watchStop(gctx, gate)) })
 	g.Go(func() error { return first(s.watchLease(gctx)) })
+	if cp != nil {
+		g.Go(func() error { return first(cp.run(gctx)) })
+	}
 	err = g.Wait()
 	relay.Close()
 	if reported != nil {
@@ -432,7 +463,7 @@ func (s *Stream) prepare(ctx context.Context) error {
 		}
 		rec, _, err = s.store.Create(ctx, workflow.Record{
 			Workflow: s.cfg.Workflow, Source: s.sourceJSON(), Pos: pos.String(), StopPos: s.stopString(),
-			DBName: s.cfg.TargetDB, Options: s.cfg.Options,
+			DBName: s.cfg.TargetDB, Options: s.cfg.Options, State: s.newState(),
 		})
 		if err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/copier"
 	"github.com/vplayer/vplayer/stall"
 	"github.com/vplayer/vplayer/stream"
 	"github.com/vplayer/vplayer/workflow"
@@ -39,6 +40,7 @@ type runFlags struct {
 	sourceTLS, targetTLS                         tlsFlags
 	serverID                                     uint32
 	leaseTTL                                     time.Duration
+	copyChunkRows, copyChunkBytes                int
 }
 
 func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
@@ -52,7 +54,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.StringVar(&f.sourceDB, "source-db", "", "source database to replicate (default: the --source DSN's database)")
 	fs.StringVar(&f.targetDB, "target-db", "", "target database (default: the --target DSN's database, else the source database)")
 	fs.StringSliceVar(&f.tables, "tables", nil, "tables to replicate: names and /regex/ entries, comma-separated (default: all)")
-	fs.StringVar(&f.startPos, "start-pos", "", "where a new workflow starts: current, a GTID set (optionally Flavor/-prefixed) or file:pos (default current)")
+	fs.StringVar(&f.startPos, "start-pos", "", "where a new workflow starts: current, a GTID set (optionally Flavor/-prefixed) or file:pos; without it a new workflow copies the tables first (created on the target when missing), then replicates")
 	fs.StringVar(&f.stopPos, "stop-pos", "", "apply up to and including this position, then stop with state Stopped and exit 0")
 	fs.DurationVar(&f.progressDeadline, "vplayer-progress-deadline", stall.DefaultProgressDeadline, "fail the stream when no progress is made for this long (0 turns the relay log and applier detectors off)")
 	fs.DurationVar(&f.heartbeatInterval, "heartbeat-update-interval", stall.DefaultHeartbeatInterval, "how often an idle stream records time_heartbeat, and that write's deadline (at most 60s)")
@@ -70,6 +72,8 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.StringVar(&f.sidecar, "sidecar-db", "_vt", "target database holding the vreplication record tables")
 	f.sourceTLS.register(fs, "source")
 	f.targetTLS.register(fs, "target")
+	fs.IntVar(&f.copyChunkRows, "copy-chunk-rows", copier.DefaultChunkRows, "copy phase: rows of one chunk, one target transaction")
+	fs.IntVar(&f.copyChunkBytes, "copy-chunk-bytes", copier.DefaultChunkBytes, "copy phase: bytes of one chunk's INSERTs")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", stream.DefaultLeaseTTL, "workflow ownership lease: a standby takes over this long after the owner stops renewing it")
 	return fs, f
 }
@@ -99,6 +103,12 @@ func (f *runFlags) validate() error {
 	}
 	if f.leaseTTL < time.Second {
 		return usagef("--lease-ttl is %v: it must be at least 1s", f.leaseTTL)
+	}
+	if f.copyChunkRows < 1 {
+		return usagef("--copy-chunk-rows is %d: it must be at least 1", f.copyChunkRows)
+	}
+	if f.copyChunkBytes < 1 {
+		return usagef("--copy-chunk-bytes is %d: it must be at least 1", f.copyChunkBytes)
 	}
 	if f.maxRetryTime < 0 {
 		return usagef("--max-time-to-retry-on-error is %v: it must not be negative", f.maxRetryTime)
@@ -235,6 +245,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		AllowTargetTriggers:   f.allowTriggers,
 		ServerID:              serverID,
 		LeaseTTL:              f.leaseTTL,
+		CopyChunkRows:         f.copyChunkRows,
+		CopyChunkBytes:        f.copyChunkBytes,
 		Options:               f.optionsJSON(targetDB, serverID),
 		Logger:                logger,
 	}

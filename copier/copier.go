@@ -1,0 +1,474 @@
+// Package copier copies a workflow's tables from the source to the target before it replicates
+// (SPEC 7a), online and resumable, in rounds:
+//
+//  1. open a consistent snapshot on the source and read the binlog position P it corresponds to
+//     (package snapshot: no lock on MariaDB);
+//  2. have the stream apply the binlog up to P and hold there (CatchUp): the target is then at P;
+//  3. for each table not done, copy one chunk from the snapshot in one target transaction:
+//     delete the target's rows above the table's last copied key, insert the next rows in key
+//     order (bounded in rows and bytes, multi-row INSERTs up to the statement limit), and record
+//     the new last key, the position P and the counts in the copy state, in that same transaction;
+//  4. close the snapshot: no read view outlives its round.
+//
+// Why it is exact. During the copy the stream applies every change of the binlog, idempotently
+// (the after image is written; a delete of an absent row is skipped). At every committed instant
+// the target is then, for the workflow's position P, exactly the source's rows at P up to each
+// table's last copied key, and above it a subset of the source's rows at P (rows the binlog wrote
+// since the copy began, with their values at P). A subset of a consistent state breaks no unique
+// key, so the idempotent writes never meet a conflict the source did not have; and the chunk's
+// DELETE removes that subset above the last key before the chunk inserts the source's rows at P.
+// When every table is done, the target equals the source at P, the stream's position: replication
+// goes on from P with nothing missing and nothing applied twice. A crash at any instant leaves a
+// committed state of that kind: the next attempt resumes from the record's position and the copy
+// state's last keys, and no committed chunk is copied again.
+//
+// A table without a usable key is copied in one scan of one snapshot, in several target
+// transactions while the stream holds; its copy starts again from the first row after a crash.
+package copier
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/snapshot"
+	"github.com/vplayer/vplayer/tablekey"
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// Defaults of Config's bounds.
+const (
+	DefaultChunkRows  = 100000
+	DefaultChunkBytes = 32 << 20
+	// DefaultStatementBytes bounds one INSERT; the target's max_allowed_packet bounds it too.
+	DefaultStatementBytes = 4 << 20
+)
+
+// packetOverhead is what a packet holds besides the statement's text.
+const packetOverhead = 1024
+
+// sessionSetup is the target session of the copy: bytes pass through untouched, TIMESTAMPs are
+// UTC, strict (a value the target cannot hold is an error, never a truncation) but accepting
+// invalid and zero dates, and foreign keys unchecked (tables are copied in name order; the source
+// checked them).
+var sessionSetup = []string{
+	"SET NAMES binary",
+	"SET SESSION time_zone = '+00:00'",
+	"SET SESSION sql_mode = '" + sqlModeStrict + "'",
+	"SET SESSION foreign_key_checks = 0",
+	"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+}
+
+const (
+	sqlModeStrict  = "STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
+	sqlModeLenient = "NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
+)
+
+// Config configures a Copier.
+type Config struct {
+	// Source and Target are pools to the two servers; Target must allow multi statements.
+	Source, Target     *sql.DB
+	SourceDB, TargetDB string
+	// Store is the target's record store, ID the workflow's record id.
+	Store *workflow.Store
+	ID    int64
+	// Lease fences each chunk's commit: a chunk of a process that lost the workflow fails.
+	Lease *workflow.Lease
+	// Flavor is the flavor of the workflow's positions (binlog.FlavorMariaDB, FlavorMySQL or
+	// FlavorFilePos); MySQLSource says the source is MySQL (its JSON is not a string).
+	Flavor      string
+	MySQLSource bool
+	// ChunkRows and ChunkBytes bound one chunk: its rows, and the bytes of its INSERTs.
+	ChunkRows, ChunkBytes int
+	// StatementBytes bounds one INSERT statement (and so one round trip).
+	StatementBytes int
+	Logger         *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (c Config) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.Default()
+	}
+	return c.Logger
+}
+
+// CatchUp applies the binlog up to and including pos and returns once all of it is committed on
+// the target and the stream holds there, applying nothing more until the next CatchUp or the end
+// of the copy.
+type CatchUp func(ctx context.Context, pos binlog.Position) error
+
+// Work is what the copier is doing at one instant, for the stall watchdog: zero times mean "not
+// at all".
+type Work struct {
+	// ProgressSince is when the copier, holding work (a chunk it reads or writes), last made
+	// progress: read a batch of rows or completed a round trip.
+	ProgressSince time.Time
+	// Statement is the shape of the statement in flight (never values), StatementSince when it
+	// started.
+	Statement      string
+	StatementSince time.Time
+}
+
+// Progress is one table's copy as the copier last committed it.
+type Progress struct {
+	Table string
+	workflow.TableCopy
+}
+
+// Copier copies the tables of one workflow.
+type Copier struct {
+	cfg Config
+
+	rows atomic.Int64 // rows copied by this copier, for metrics
+
+	progressSince  atomic.Int64
+	statement      atomic.Pointer[string]
+	statementSince atomic.Int64
+
+	mu    sync.Mutex
+	state []workflow.TableCopy // the copy state, as committed
+	began time.Time            // when this copier's Run began
+
+	// Owned by Run.
+	conn    *sql.Conn
+	connID  int64
+	txOpen  bool
+	maxStmt int
+}
+
+// New returns a copier; nothing is connected until Run.
+func New(cfg Config) *Copier {
+	if cfg.ChunkRows <= 0 {
+		cfg.ChunkRows = DefaultChunkRows
+	}
+	if cfg.ChunkBytes <= 0 {
+		cfg.ChunkBytes = DefaultChunkBytes
+	}
+	if cfg.StatementBytes <= 0 {
+		cfg.StatementBytes = DefaultStatementBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Copier{cfg: cfg}
+}
+
+// RowsCopied counts the rows this copier committed.
+func (c *Copier) RowsCopied() int64 { return c.rows.Load() }
+
+// State returns the copy state as last committed (or read at the start).
+func (c *Copier) State() []workflow.TableCopy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]workflow.TableCopy(nil), c.state...)
+}
+
+// Work reports what the copier is doing now. O(1).
+func (c *Copier) Work() Work {
+	w := Work{ProgressSince: unixNano(c.progressSince.Load()), StatementSince: unixNano(c.statementSince.Load())}
+	if p := c.statement.Load(); p != nil {
+		w.Statement = *p
+	}
+	return w
+}
+
+func unixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func (c *Copier) progressed() { c.progressSince.Store(c.cfg.Now().UnixNano()) }
+
+func (c *Copier) running(shape string) {
+	c.statement.Store(&shape)
+	c.statementSince.Store(c.cfg.Now().UnixNano())
+}
+
+func (c *Copier) idle() {
+	c.progressSince.Store(0)
+	c.statement.Store(nil)
+	c.statementSince.Store(0)
+}
+
+// Done reports whether every table of state is copied.
+func Done(state []workflow.TableCopy) bool {
+	for _, t := range state {
+		if !t.Done {
+			return false
+		}
+	}
+	return true
+}
+
+// Run copies every table not done, in rounds (see the package comment), and returns nil once all
+// are done. On an error, any open chunk transaction is rolled back by killing its session over
+// another connection, so that its locks go at once.
+func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
+	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.state, c.began = state, c.cfg.Now()
+	c.mu.Unlock()
+	if Done(state) {
+		return nil
+	}
+	if err := c.connect(ctx); err != nil {
+		return err
+	}
+	defer func() { c.release(err) }()
+	tables := map[string]*table{}
+	for !Done(c.State()) {
+		if err := c.round(ctx, catchUp, tables); err != nil {
+			return err
+		}
+	}
+	c.cfg.logger().Info("copy done", "rows", c.rows.Load(), "seconds", c.cfg.Now().Sub(c.began).Seconds())
+	return nil
+}
+
+// round is one snapshot: the catch-up to its position and a chunk of each table not done.
+func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*table) error {
+	snap, pos, err := snapshot.Source(ctx, c.cfg.Source, c.cfg.Flavor)
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+	if _, err := snap.Conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
+		return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
+	}
+	if err := catchUp(ctx, pos); err != nil {
+		return err
+	}
+	for _, st := range c.State() {
+		if st.Done {
+			continue
+		}
+		t := tables[st.Table]
+		if t == nil {
+			if t, err = loadTable(ctx, snap.Conn, c.cfg.SourceDB, c.cfg.TargetDB, st.Table, c.cfg.MySQLSource); err != nil {
+				return err
+			}
+			tables[st.Table] = t
+			if t.key == nil {
+				c.cfg.logger().Warn("table has no primary key and no unique key over NOT NULL columns: it is copied in one consistent scan, which starts again from its first row if the copy is interrupted",
+					"table", c.cfg.SourceDB+"."+st.Table)
+			}
+		}
+		if err := c.chunk(ctx, snap.Conn, t, st, pos.String()); err != nil {
+			return fmt.Errorf("copy %s: %w", st.Table, err)
+		}
+	}
+	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.state = state
+	c.mu.Unlock()
+	return nil
+}
+
+// stmtMargin is room kept in a round trip for what follows the last INSERT: the copy state's
+// statement (its last key included), the fence and COMMIT.
+const stmtMargin = 32 << 10
+
+// chunk copies one chunk of t (for a table without a key, all of it) from src, the round's
+// snapshot at pos, and records the table's new copy state.
+func (c *Copier) chunk(ctx context.Context, src *sql.Conn, t *table, st workflow.TableCopy, pos string) error {
+	c.progressed()
+	defer c.idle()
+	first := st.LastPK == nil
+	c.running("SELECT " + t.src)
+	rows, err := src.QueryContext(ctx, t.query(st.LastPK, c.cfg.ChunkRows))
+	if err != nil {
+		return fmt.Errorf("source: read rows: %w", err)
+	}
+	defer rows.Close()
+	ncols := len(t.cols) + len(t.key)
+	vals := make([]sql.RawBytes, ncols)
+	ptrs := make([]any, ncols)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	buf := make([]byte, 0, min(c.maxStmt, 1<<20))
+	buf = append(buf, "BEGIN;"...)
+	buf = append(buf, t.clear(st.LastPK)...)
+	c.txOpen = true
+	var n, inStmt int64 // rows of this transaction, and of the statement being built
+	var bytes int       // bytes of this transaction's round trips
+	lenient := false    // the round trip writes an ENUM's error value
+	var lastpk []string
+	// send sends the round trip built in buf, then final (the copy state, fence and COMMIT), if any.
+	send := func(final string) error {
+		if final != "" {
+			buf = append(buf, ';')
+			buf = append(buf, final...)
+		}
+		if lenient {
+			buf = append(append([]byte("SET SESSION sql_mode = '"+sqlModeLenient+"';"), buf...), ";SET SESSION sql_mode = '"+sqlModeStrict+"'"...)
+		}
+		shape := "INSERT " + t.dst
+		if inStmt == 0 {
+			shape = "COMMIT"
+		}
+		c.running(shape)
+		if _, err := c.conn.ExecContext(ctx, string(buf)); err != nil {
+			if workflow.IsFenceViolation(err) {
+				return &workflow.FenceError{Err: err}
+			}
+			return fmt.Errorf("target: %s: %w", shape, err)
+		}
+		c.progressed()
+		bytes += len(buf)
+		buf, inStmt, lenient = buf[:0], 0, false
+		return nil
+	}
+	commit := func(done bool) error {
+		q := c.cfg.Store.ChunkSQL(c.cfg.ID, t.name, lastpk, pos, n, first, done, c.cfg.Now().Unix()) + ";" + c.cfg.Lease.FenceCheckSQL() + ";COMMIT"
+		if err := send(q); err != nil {
+			return err
+		}
+		c.rows.Add(n)
+		first, n, bytes = false, 0, 0
+		return nil
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("source: read rows: %w", err)
+		}
+		if inStmt == 0 {
+			if len(buf) > 0 {
+				buf = append(buf, ';')
+			}
+			buf = append(buf, t.head...)
+		} else {
+			buf = append(buf, ',')
+		}
+		var l bool
+		buf, l = t.appendRow(buf, vals)
+		lenient = lenient || l
+		inStmt++
+		n++
+		if t.key != nil {
+			if lastpk == nil {
+				lastpk = make([]string, len(t.key))
+			}
+			for i := range t.key {
+				lastpk[i] = string(vals[len(t.cols)+i])
+			}
+		}
+		if len(buf) >= c.maxStmt-stmtMargin-len(buf)/int(inStmt) {
+			c.progressed()
+			if err := send(""); err != nil {
+				return err
+			}
+		}
+		if bytes+len(buf) >= c.cfg.ChunkBytes {
+			if t.key != nil {
+				break // the chunk is full: the next one starts after lastpk
+			}
+			// A table without a key: commit what it has and go on with the same scan.
+			if err := commit(false); err != nil {
+				return err
+			}
+			buf = append(buf, "BEGIN"...)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("source: read rows: %w", err)
+	}
+	done := t.key == nil || n < int64(c.cfg.ChunkRows) && bytes+len(buf) < c.cfg.ChunkBytes
+	if t.key != nil && lastpk == nil {
+		lastpk = st.LastPK // no row above the last key
+	}
+	if err := commit(done); err != nil {
+		return err
+	}
+	c.txOpen = false
+	if done {
+		c.cfg.logger().Info("table copied", "table", t.name)
+	}
+	return nil
+}
+
+// connect opens the copier's target session.
+func (c *Copier) connect(ctx context.Context) error {
+	conn, err := c.cfg.Target.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("connect to target: %w", err)
+	}
+	for _, q := range sessionSetup {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			conn.Close()
+			return fmt.Errorf("set up the copy's target session (%s): %w", q, err)
+		}
+	}
+	var maxPacket int
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&c.connID, &maxPacket); err != nil {
+		conn.Close()
+		return fmt.Errorf("read the copy's target connection id: %w", err)
+	}
+	c.conn = conn
+	c.maxStmt = min(c.cfg.StatementBytes, maxPacket-packetOverhead)
+	return nil
+}
+
+// release ends the copier's session; one that may hold an open transaction or a running
+// statement is killed over another connection first.
+func (c *Copier) release(cause error) {
+	if c.conn == nil {
+		return
+	}
+	if cause != nil && c.txOpen {
+		kctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, kerr := c.cfg.Target.ExecContext(kctx, "KILL "+strconv.FormatInt(c.connID, 10))
+		cancel()
+		var me *mysql.MySQLError
+		if kerr != nil && !(errors.As(kerr, &me) && me.Number == 1094) {
+			c.cfg.logger().Warn("could not kill the copy's target connection", "connection_id", c.connID, "error", kerr)
+		}
+		c.conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	c.conn.Close()
+	c.conn = nil
+	c.txOpen = false
+}
+
+// Message is the record's message for a copy in progress: per table, rows copied of those
+// estimated, and the tables done.
+func Message(state []workflow.TableCopy) string {
+	var b strings.Builder
+	done := 0
+	for _, t := range state {
+		if t.Done {
+			done++
+		}
+	}
+	fmt.Fprintf(&b, "copying: %d of %d tables done", done, len(state))
+	for _, t := range state {
+		if t.Done {
+			continue
+		}
+		fmt.Fprintf(&b, "; %s %d/~%d rows", t.Table, t.Rows, t.Estimated)
+	}
+	return b.String()
+}
+
+var _ tablekey.Querier = (*sql.Conn)(nil)
