@@ -207,3 +207,159 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 		t.Errorf("vplayer exited %d after SIGTERM, want 0", code)
 	}
 }
+
+// updateWriter updates rows of bins and customers until ctx ends, without changing any row count
+// or key: the rows the copy reads keep changing while their number stays the same.
+func (e *env) updateWriter(ctx context.Context) error {
+	rng := rand.New(rand.NewPCG(17, 1))
+	for ctx.Err() == nil {
+		q := fmt.Sprintf("UPDATE bins SET n = n + 1, v = CONCAT(LEFT(v, 40), 'u') WHERE id >= UNHEX('%04x') ORDER BY id LIMIT 1", rng.IntN(65536))
+		if rng.IntN(2) == 0 {
+			q = fmt.Sprintf("UPDATE customers SET balance = balance + 1 WHERE id >= (SELECT MIN(id) FROM customers) + %d ORDER BY id LIMIT 1", rng.IntN(1000))
+		}
+		if _, err := e.src.ExecContext(ctx, q); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// TestCopy_killedAndResumed: vplayer is SIGKILLed at random moments of the copy, at least five
+// times, and started again each time: the copy resumes from its copy state (no committed chunk is
+// copied again: each table's rows copied equal its rows, and its chunks the number one
+// uninterrupted copy takes), then replicates, and target == source.
+func TestCopy_killedAndResumed(t *testing.T) {
+	e := newEnv(t)
+	const rows, chunk = 3000, 100
+	e.createCopySource(600, rows)
+	want := map[string]int64{}
+	for _, name := range copyTables {
+		want[name] = int64(e.count(e.src, name))
+	}
+	ctx, cancel := context.WithCancel(e.ctx())
+	wdone := make(chan error, 1)
+	go func() { wdone <- e.updateWriter(ctx) }()
+	args := []string{"--start-pos=", "--copy-chunk-rows", fmt.Sprint(chunk), "--lease-ttl", "1s"}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	kills := 0
+	prev := map[string]workflow.TableCopy{}
+	for try := 0; kills < 5 && try < 15; try++ {
+		p := e.startVplayer(args...)
+		e.waitRecordState(workflow.StateCopying, 30*time.Second)
+		// Kill at a random moment once this process copies: after its first chunk commits.
+		before := copiedRows(prev)
+		for deadline := time.Now().Add(30 * time.Second); copiedRows(chunksByTable(e.copyState())) == before; {
+			if time.Now().After(deadline) {
+				t.Fatalf("try %d: the restarted copy made no progress within 30s", try)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+		p.cmd.Process.Kill()
+		p.wait(10 * time.Second)
+		st := e.copyState()
+		if copierDone(st) {
+			t.Logf("try %d: the copy was done before the kill", try)
+			break
+		}
+		kills++
+		var copied int64
+		for _, c := range st {
+			copied += c.Rows
+			if c.Table != "nokey" && c.Rows < prev[c.Table].Rows {
+				t.Errorf("kill %d: %s has %d rows copied, fewer than the %d before the restart", kills, c.Table, c.Rows, prev[c.Table].Rows)
+			}
+			prev[c.Table] = c
+		}
+		t.Logf("kill %d: %d rows copied so far", kills, copied)
+	}
+	if kills < 5 {
+		t.Errorf("only %d kills landed during the copy, want 5", kills)
+	}
+	p := e.startVplayer(args...)
+	e.waitRecordState(workflow.StateRunning, 90*time.Second)
+	cancel()
+	if err := <-wdone; err != nil {
+		t.Fatal(err)
+	}
+	e.waitCaughtUp(60 * time.Second)
+	e.assertEqual(copyTables)
+	for _, c := range e.copyState() {
+		if c.Rows != want[c.Table] {
+			t.Errorf("%s: %d rows copied, the table has %d: a chunk was copied twice or lost", c.Table, c.Rows, want[c.Table])
+		}
+		chunks := want[c.Table]/chunk + 1 // the last chunk holds fewer rows than the bound, maybe none
+		if c.Table == "nokey" {
+			chunks = 1
+		}
+		if c.Chunks != chunks {
+			t.Errorf("%s: %d chunks committed, want %d as for an uninterrupted copy", c.Table, c.Chunks, chunks)
+		}
+	}
+	p.signal(syscall.SIGTERM)
+	p.wait(10 * time.Second)
+}
+
+func chunksByTable(st []workflow.TableCopy) map[string]workflow.TableCopy {
+	m := map[string]workflow.TableCopy{}
+	for _, c := range st {
+		m[c.Table] = c
+	}
+	return m
+}
+
+// copiedRows sums the rows copied of the tables with a key (a keyless table's count starts over).
+func copiedRows(m map[string]workflow.TableCopy) int64 {
+	var n int64
+	for name, c := range m {
+		if name != "nokey" {
+			n += c.Rows
+		}
+	}
+	return n
+}
+
+func copierDone(st []workflow.TableCopy) bool {
+	for _, c := range st {
+		if !c.Done {
+			return false
+		}
+	}
+	return len(st) > 0
+}
+
+// TestCopy_stallOnTargetLock: a copy whose INSERT waits on a lock another target session holds
+// fails within --vplayer-progress-deadline + 1s with the copy stall error, in the log and the
+// record; once the lock goes, the retry resumes from the copy state and the copy completes.
+func TestCopy_stallOnTargetLock(t *testing.T) {
+	e := newEnv(t)
+	e.createCopySource(50, 200)
+	// The target table exists, empty; a session holds its supremum lock, so any insert waits.
+	e.exec(e.dst, "CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id))")
+	release := e.lockRow("SELECT * FROM " + e.db + ".bins FOR UPDATE")
+	const deadline = 2 * time.Second
+	p := e.startVplayer("--start-pos=", "--vplayer-progress-deadline", deadline.String(), "--retry-delay", "500ms")
+	e.waitBlocked("INSERT INTO `"+e.db+"`.`bins`", 30*time.Second)
+	blocked := time.Now().Add(-100 * time.Millisecond) // waitBlocked saw it running for 100ms
+	at, msg := e.waitMessage("copy stalled: ", 15*time.Second)
+	took := at.Sub(blocked)
+	t.Logf("stall reported %v after the INSERT blocked: %s", took, msg)
+	if took > deadline+time.Second+200*time.Millisecond { // the record's poll adds up to 20ms; the first check up to 100ms early
+		t.Errorf("stall reported %v after the copy blocked, want within the deadline %v + 1s", took, deadline)
+	}
+	for _, want := range []string{"copy stalled: no progress for ", "while running INSERT `" + e.db + "`.`bins`", stalledText} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	p.waitOutput("error in stream "+e.workflow+", will retry after 500ms: copy stalled: ", 5*time.Second)
+	release()
+	e.waitRecordState(workflow.StateRunning, 60*time.Second)
+	e.waitCaughtUp(30 * time.Second)
+	e.assertEqual(copyTables)
+	p.signal(syscall.SIGTERM)
+	p.wait(10 * time.Second)
+}
