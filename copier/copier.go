@@ -122,17 +122,14 @@ type Work struct {
 	StatementSince time.Time
 }
 
-// Progress is one table's copy as the copier last committed it.
-type Progress struct {
-	Table string
-	workflow.TableCopy
-}
-
 // Copier copies the tables of one workflow.
 type Copier struct {
 	cfg Config
 
-	rows atomic.Int64 // rows copied by this copier, for metrics
+	rows      atomic.Int64 // rows copied by this copier, for metrics
+	remaining atomic.Int64 // tables not done, as last committed
+	beganAt   atomic.Int64 // unix nanos when Run began; 0 before
+	endedAt   atomic.Int64 // unix nanos when Run returned; 0 before
 
 	progressSince  atomic.Int64
 	statement      atomic.Pointer[string]
@@ -140,7 +137,6 @@ type Copier struct {
 
 	mu    sync.Mutex
 	state []workflow.TableCopy // the copy state, as committed
-	began time.Time            // when this copier's Run began
 
 	// Owned by Run.
 	conn    *sql.Conn
@@ -168,6 +164,34 @@ func New(cfg Config) *Copier {
 
 // RowsCopied counts the rows this copier committed.
 func (c *Copier) RowsCopied() int64 { return c.rows.Load() }
+
+// TablesRemaining counts the tables whose copy is not done, as last committed. O(1).
+func (c *Copier) TablesRemaining() int64 { return c.remaining.Load() }
+
+// Elapsed is how long Run has run at now (until it returned, once it has). O(1).
+func (c *Copier) Elapsed(now time.Time) time.Duration {
+	b := c.beganAt.Load()
+	if b == 0 {
+		return 0
+	}
+	if e := c.endedAt.Load(); e != 0 {
+		return time.Duration(e - b)
+	}
+	return max(now.Sub(time.Unix(0, b)), 0)
+}
+
+func (c *Copier) setState(state []workflow.TableCopy) {
+	c.mu.Lock()
+	c.state = state
+	c.mu.Unlock()
+	n := 0
+	for _, t := range state {
+		if !t.Done {
+			n++
+		}
+	}
+	c.remaining.Store(int64(n))
+}
 
 // State returns the copy state as last committed (or read at the start).
 func (c *Copier) State() []workflow.TableCopy {
@@ -219,13 +243,13 @@ func Done(state []workflow.TableCopy) bool {
 // are done. On an error, any open chunk transaction is rolled back by killing its session over
 // another connection, so that its locks go at once.
 func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
+	c.beganAt.Store(c.cfg.Now().UnixNano())
+	defer func() { c.endedAt.Store(c.cfg.Now().UnixNano()) }()
 	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.state, c.began = state, c.cfg.Now()
-	c.mu.Unlock()
+	c.setState(state)
 	if Done(state) {
 		return nil
 	}
@@ -239,7 +263,7 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 			return err
 		}
 	}
-	c.cfg.logger().Info("copy done", "rows", c.rows.Load(), "seconds", c.cfg.Now().Sub(c.began).Seconds())
+	c.cfg.logger().Info("copy done", "rows", c.rows.Load(), "seconds", c.Elapsed(c.cfg.Now()).Seconds())
 	return nil
 }
 
@@ -279,9 +303,7 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.state = state
-	c.mu.Unlock()
+	c.setState(state)
 	return nil
 }
 
