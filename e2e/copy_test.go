@@ -173,11 +173,45 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	e.createCopySource(800, rows)
 	stop := e.writeDuring(rows)
 	began := time.Now()
-	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "250")
-	rec := e.waitRecordState(workflow.StateCopying, 30*time.Second)
-	t.Logf("copying: %s", rec.Message)
+	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "250", "--metrics-addr", "127.0.0.1:0")
+	addr := p.metricsAddr(30 * time.Second)
+	e.waitRecordState(workflow.StateCopying, 30*time.Second)
+	// While it copies: the record's message, vplayer status and /metrics show the progress.
+	var sawMessage, sawStatus, sawMetrics bool
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); {
+		rec := e.record()
+		if rec.State != workflow.StateCopying {
+			break
+		}
+		if !sawMessage && strings.HasPrefix(rec.Message, "copying: ") {
+			sawMessage = true
+			t.Logf("message: %s", rec.Message)
+		}
+		if !sawStatus {
+			code, out := runProc(t, nil, 30*time.Second, "status", "--target", e.target.DSN(e.db), "--workflow", e.workflow)
+			if code == 0 && strings.Contains(out, "copy of "+e.workflow+":") && strings.Contains(out, "ROWS COPIED") {
+				sawStatus = true
+				t.Logf("status:\n%s", out)
+			}
+		}
+		if !sawMetrics {
+			m, _ := getMetrics(t, addr)
+			if m.get(t, "vplayer_copy_rows_total") > 0 && m.get(t, "vplayer_state", "state", "Copying") == 1 {
+				sawMetrics = true
+				t.Logf("metrics: %v rows copied, %v tables remaining", m.get(t, "vplayer_copy_rows_total"), m.get(t, "vplayer_copy_tables_remaining"))
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !sawMessage || !sawStatus || !sawMetrics {
+		t.Errorf("during the copy: progress in the message %v, in vplayer status %v, in /metrics %v; want all", sawMessage, sawStatus, sawMetrics)
+	}
 	e.waitRecordState(workflow.StateRunning, 90*time.Second)
 	copied := time.Since(began)
+	if m, _ := getMetrics(t, addr); m.get(t, "vplayer_copy_tables_remaining") != 0 || m.get(t, "vplayer_copy_phase_seconds_total") <= 0 {
+		t.Errorf("after the copy: %v tables remaining and %v copy seconds, want 0 and more than 0",
+			m.get(t, "vplayer_copy_tables_remaining"), m.get(t, "vplayer_copy_phase_seconds_total"))
+	}
 	time.Sleep(500 * time.Millisecond) // replication under writes too
 	txns := stop()
 	e.waitCaughtUp(60 * time.Second)
