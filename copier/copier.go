@@ -29,17 +29,12 @@ package copier
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/snapshot"
@@ -52,7 +47,9 @@ const (
 	DefaultChunkRows  = 100000
 	DefaultChunkBytes = 32 << 20
 	// DefaultStatementBytes bounds one INSERT; the target's max_allowed_packet bounds it too.
-	DefaultStatementBytes = 4 << 20
+	DefaultStatementBytes = 1 << 20
+	// DefaultWriters is how many tables' chunks are written at once.
+	DefaultWriters = 4
 )
 
 // packetOverhead is what a packet holds besides the statement's text.
@@ -93,7 +90,10 @@ type Config struct {
 	ChunkRows, ChunkBytes int
 	// StatementBytes bounds one INSERT statement (and so one round trip).
 	StatementBytes int
-	Logger         *slog.Logger
+	// Writers is how many target sessions write chunks, of different tables, at once (default
+	// DefaultWriters).
+	Writers int
+	Logger  *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -138,11 +138,7 @@ type Copier struct {
 	mu    sync.Mutex
 	state []workflow.TableCopy // the copy state, as committed
 
-	// Owned by Run.
-	conn    *sql.Conn
-	connID  int64
-	txOpen  bool
-	maxStmt int
+	writers atomic.Pointer[[]*writer] // set by Run, read by Work
 }
 
 // New returns a copier; nothing is connected until Run.
@@ -155,6 +151,9 @@ func New(cfg Config) *Copier {
 	}
 	if cfg.StatementBytes <= 0 {
 		cfg.StatementBytes = DefaultStatementBytes
+	}
+	if cfg.Writers <= 0 {
+		cfg.Writers = DefaultWriters
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -201,10 +200,25 @@ func (c *Copier) State() []workflow.TableCopy {
 }
 
 // Work reports what the copier is doing now. O(1).
+// A round trip in flight for longer than any other progress is what the copy waits on.
 func (c *Copier) Work() Work {
 	w := Work{ProgressSince: unixNano(c.progressSince.Load()), StatementSince: unixNano(c.statementSince.Load())}
 	if p := c.statement.Load(); p != nil {
 		w.Statement = *p
+	}
+	if ws := c.writers.Load(); ws != nil {
+		var oldest int64
+		var shape *string
+		for _, wr := range *ws {
+			if since := wr.statementSince.Load(); since != 0 && (oldest == 0 || since < oldest) {
+				if p := wr.statement.Load(); p != nil {
+					oldest, shape = since, p
+				}
+			}
+		}
+		if oldest != 0 {
+			w.ProgressSince, w.StatementSince, w.Statement = time.Unix(0, oldest), time.Unix(0, oldest), *shape
+		}
 	}
 	return w
 }
@@ -253,13 +267,29 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	if Done(state) {
 		return nil
 	}
-	if err := c.connect(ctx); err != nil {
-		return err
+	ws := make([]*writer, 0, c.cfg.Writers)
+	var wg sync.WaitGroup
+	defer func() {
+		for _, w := range ws {
+			close(w.jobs)
+		}
+		wg.Wait()
+		for _, w := range ws {
+			w.release(err)
+		}
+	}()
+	for range c.cfg.Writers {
+		w, err := c.newWriter(ctx)
+		if err != nil {
+			return err
+		}
+		ws = append(ws, w)
+		wg.Go(func() { w.run(ctx) })
 	}
-	defer func() { c.release(err) }()
+	c.writers.Store(&ws)
 	tables := map[string]*table{}
 	for !Done(c.State()) {
-		if err := c.round(ctx, catchUp, tables); err != nil {
+		if err := c.round(ctx, catchUp, tables, ws); err != nil {
 			return err
 		}
 	}
@@ -268,7 +298,7 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 }
 
 // round is one snapshot: the catch-up to its position and a chunk of each table not done.
-func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*table) error {
+func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*table, ws []*writer) error {
 	snap, pos, err := snapshot.Source(ctx, c.cfg.Source, c.cfg.Flavor)
 	if err != nil {
 		return err
@@ -280,10 +310,13 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	if err := catchUp(ctx, pos); err != nil {
 		return err
 	}
+	used := 0
 	for _, st := range c.State() {
 		if st.Done {
 			continue
 		}
+		w := ws[used%len(ws)]
+		used++
 		t := tables[st.Table]
 		if t == nil {
 			if t, err = loadTable(ctx, snap.Conn, c.cfg.SourceDB, c.cfg.TargetDB, st.Table, c.cfg.MySQLSource); err != nil {
@@ -295,9 +328,16 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 					"table", c.cfg.SourceDB+"."+st.Table)
 			}
 		}
-		if err := c.chunk(ctx, snap.Conn, t, st, pos.String()); err != nil {
+		if err := c.chunk(ctx, snap.Conn, w, t, st, pos.String()); err != nil {
 			return fmt.Errorf("copy %s: %w", st.Table, err)
 		}
+	}
+	// Every chunk of the round commits before the stream may move on to the next snapshot.
+	for _, w := range ws[:min(used, len(ws))] {
+		if err := w.send(ctx, nil, "", true); err != nil {
+			return err
+		}
+		w.txOpen.Store(false)
 	}
 	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
 	if err != nil {
@@ -312,8 +352,9 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 const stmtMargin = 32 << 10
 
 // chunk copies one chunk of t (for a table without a key, all of it) from src, the round's
-// snapshot at pos, and records the table's new copy state.
-func (c *Copier) chunk(ctx context.Context, src *sql.Conn, t *table, st workflow.TableCopy, pos string) error {
+// snapshot at pos, through w, in one target transaction that records the table's new copy state.
+// It returns once the chunk is queued: the round waits for the writers.
+func (c *Copier) chunk(ctx context.Context, src *sql.Conn, w *writer, t *table, st workflow.TableCopy, pos string) error {
 	c.progressed()
 	defer c.idle()
 	first := st.LastPK == nil
@@ -329,15 +370,18 @@ func (c *Copier) chunk(ctx context.Context, src *sql.Conn, t *table, st workflow
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	buf := make([]byte, 0, min(c.maxStmt, 1<<20))
+	buf, err := w.buffer(ctx)
+	if err != nil {
+		return err
+	}
 	buf = append(buf, "BEGIN;"...)
 	buf = append(buf, t.clear(st.LastPK)...)
-	c.txOpen = true
+	w.txOpen.Store(true)
 	var n, inStmt int64 // rows of this transaction, and of the statement being built
 	var bytes int       // bytes of this transaction's round trips
 	lenient := false    // the round trip writes an ENUM's error value
 	var lastpk []string
-	// send sends the round trip built in buf, then final (the copy state, fence and COMMIT), if any.
+	// send queues the round trip built in buf, then final (the copy state, fence and COMMIT).
 	send := func(final string) error {
 		if final != "" {
 			buf = append(buf, ';')
@@ -350,17 +394,13 @@ func (c *Copier) chunk(ctx context.Context, src *sql.Conn, t *table, st workflow
 		if inStmt == 0 {
 			shape = "COMMIT"
 		}
-		c.running(shape)
-		if _, err := c.conn.ExecContext(ctx, string(buf)); err != nil {
-			if workflow.IsFenceViolation(err) {
-				return &workflow.FenceError{Err: err}
-			}
-			return fmt.Errorf("target: %s: %w", shape, err)
-		}
-		c.progressed()
 		bytes += len(buf)
-		buf, inStmt, lenient = buf[:0], 0, false
-		return nil
+		if err := w.send(ctx, buf, shape, false); err != nil {
+			return err
+		}
+		inStmt, lenient = 0, false
+		buf, err = w.buffer(ctx)
+		return err
 	}
 	commit := func(done bool) error {
 		q := c.cfg.Store.ChunkSQL(c.cfg.ID, t.name, lastpk, pos, n, first, done, c.cfg.Now().Unix()) + ";" + c.cfg.Lease.FenceCheckSQL() + ";COMMIT"
@@ -396,7 +436,7 @@ func (c *Copier) chunk(ctx context.Context, src *sql.Conn, t *table, st workflow
 				lastpk[i] = string(vals[len(t.cols)+i])
 			}
 		}
-		if len(buf) >= c.maxStmt-stmtMargin-len(buf)/int(inStmt) {
+		if len(buf) >= w.maxStmt-stmtMargin-len(buf)/int(inStmt) {
 			c.progressed()
 			if err := send(""); err != nil {
 				return err
@@ -423,54 +463,11 @@ func (c *Copier) chunk(ctx context.Context, src *sql.Conn, t *table, st workflow
 	if err := commit(done); err != nil {
 		return err
 	}
-	c.txOpen = false
+	w.free <- buf[:0]
 	if done {
 		c.cfg.logger().Info("table copied", "table", t.name)
 	}
 	return nil
-}
-
-// connect opens the copier's target session.
-func (c *Copier) connect(ctx context.Context) error {
-	conn, err := c.cfg.Target.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("connect to target: %w", err)
-	}
-	for _, q := range sessionSetup {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			conn.Close()
-			return fmt.Errorf("set up the copy's target session (%s): %w", q, err)
-		}
-	}
-	var maxPacket int
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&c.connID, &maxPacket); err != nil {
-		conn.Close()
-		return fmt.Errorf("read the copy's target connection id: %w", err)
-	}
-	c.conn = conn
-	c.maxStmt = min(c.cfg.StatementBytes, maxPacket-packetOverhead)
-	return nil
-}
-
-// release ends the copier's session; one that may hold an open transaction or a running
-// statement is killed over another connection first.
-func (c *Copier) release(cause error) {
-	if c.conn == nil {
-		return
-	}
-	if cause != nil && c.txOpen {
-		kctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, kerr := c.cfg.Target.ExecContext(kctx, "KILL "+strconv.FormatInt(c.connID, 10))
-		cancel()
-		var me *mysql.MySQLError
-		if kerr != nil && !(errors.As(kerr, &me) && me.Number == 1094) {
-			c.cfg.logger().Warn("could not kill the copy's target connection", "connection_id", c.connID, "error", kerr)
-		}
-		c.conn.Raw(func(any) error { return driver.ErrBadConn })
-	}
-	c.conn.Close()
-	c.conn = nil
-	c.txOpen = false
 }
 
 // Message is the record's message for a copy in progress: per table, rows copied of those

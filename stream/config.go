@@ -56,6 +56,9 @@ type Config struct {
 	// CopyChunkRows and CopyChunkBytes bound one chunk of the copy phase (rows, and bytes of its
 	// INSERTs); 0 takes copier's defaults.
 	CopyChunkRows, CopyChunkBytes int
+	// CopyWriters is how many target sessions write chunks of different tables at once; 0 takes
+	// copier's default.
+	CopyWriters int
 	// Options is the JSON of the settings in force, stored in the record.
 	Options string
 	// LeaseTTL is how long the workflow lease lasts past each renewal (default DefaultLeaseTTL);

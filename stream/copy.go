@@ -67,7 +67,7 @@ func (s *Stream) copierConfig(flavor string) copier.Config {
 	return copier.Config{
 		Source: s.cfg.Source.Pool, Target: s.cfg.Target, SourceDB: s.cfg.Source.DB, TargetDB: s.cfg.TargetDB,
 		Store: s.store, ID: s.id, Lease: s.lease, Flavor: flavor, MySQLSource: s.flavor == "mysql",
-		ChunkRows: s.cfg.CopyChunkRows, ChunkBytes: s.cfg.CopyChunkBytes, Logger: s.log,
+		ChunkRows: s.cfg.CopyChunkRows, ChunkBytes: s.cfg.CopyChunkBytes, Writers: s.cfg.CopyWriters, Logger: s.log,
 	}
 }
 

@@ -40,7 +40,7 @@ type runFlags struct {
 	sourceTLS, targetTLS                         tlsFlags
 	serverID                                     uint32
 	leaseTTL                                     time.Duration
-	copyChunkRows, copyChunkBytes                int
+	copyChunkRows, copyChunkBytes, copyWriters   int
 }
 
 func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
@@ -74,6 +74,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	f.targetTLS.register(fs, "target")
 	fs.IntVar(&f.copyChunkRows, "copy-chunk-rows", copier.DefaultChunkRows, "copy phase: rows of one chunk, one target transaction")
 	fs.IntVar(&f.copyChunkBytes, "copy-chunk-bytes", copier.DefaultChunkBytes, "copy phase: bytes of one chunk's INSERTs")
+	fs.IntVar(&f.copyWriters, "copy-writers", copier.DefaultWriters, "copy phase: target sessions writing chunks of different tables at once")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", stream.DefaultLeaseTTL, "workflow ownership lease: a standby takes over this long after the owner stops renewing it")
 	return fs, f
 }
@@ -106,6 +107,9 @@ func (f *runFlags) validate() error {
 	}
 	if f.copyChunkRows < 1 {
 		return usagef("--copy-chunk-rows is %d: it must be at least 1", f.copyChunkRows)
+	}
+	if f.copyWriters < 1 {
+		return usagef("--copy-writers is %d: it must be at least 1", f.copyWriters)
 	}
 	if f.copyChunkBytes < 1 {
 		return usagef("--copy-chunk-bytes is %d: it must be at least 1", f.copyChunkBytes)
@@ -247,6 +251,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		LeaseTTL:              f.leaseTTL,
 		CopyChunkRows:         f.copyChunkRows,
 		CopyChunkBytes:        f.copyChunkBytes,
+		CopyWriters:           f.copyWriters,
 		Options:               f.optionsJSON(targetDB, serverID),
 		Logger:                logger,
 	}
