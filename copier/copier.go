@@ -310,13 +310,14 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	if err := catchUp(ctx, pos); err != nil {
 		return err
 	}
-	used := 0
+	// The tables with a key go in groups of one per writer, their chunks read in turns, a batch
+	// of rows at a time, so that every writer has rows to write; a table without a key is one
+	// scan, alone.
+	var keyed, keyless []*cursor
 	for _, st := range c.State() {
 		if st.Done {
 			continue
 		}
-		w := ws[used%len(ws)]
-		used++
 		t := tables[st.Table]
 		if t == nil {
 			if t, err = loadTable(ctx, snap.Conn, c.cfg.SourceDB, c.cfg.TargetDB, st.Table, c.cfg.MySQLSource); err != nil {
@@ -328,12 +329,50 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 					"table", c.cfg.SourceDB+"."+st.Table)
 			}
 		}
-		if err := c.chunk(ctx, snap.Conn, w, t, st, pos.String()); err != nil {
-			return fmt.Errorf("copy %s: %w", st.Table, err)
+		cur := &cursor{c: c, t: t, st: st, pos: pos.String()}
+		if t.key == nil {
+			keyless = append(keyless, cur)
+		} else {
+			keyed = append(keyed, cur)
+		}
+	}
+	c.progressed()
+	defer c.idle()
+	for len(keyed) > 0 {
+		group := keyed[:min(len(keyed), len(ws))]
+		keyed = keyed[len(group):]
+		for i, cur := range group {
+			cur.w = ws[i]
+			if err := cur.begin(ctx); err != nil {
+				return err
+			}
+		}
+		for active := len(group); active > 0; {
+			active = 0
+			for _, cur := range group {
+				if cur.ended {
+					continue
+				}
+				if err := cur.batch(ctx, snap.Conn, batchRows); err != nil {
+					return fmt.Errorf("copy %s: %w", cur.t.name, err)
+				}
+				if !cur.ended {
+					active++
+				}
+			}
+		}
+	}
+	for _, cur := range keyless {
+		cur.w = ws[0]
+		if err := cur.begin(ctx); err != nil {
+			return err
+		}
+		if err := cur.batch(ctx, snap.Conn, 0); err != nil {
+			return fmt.Errorf("copy %s: %w", cur.t.name, err)
 		}
 	}
 	// Every chunk of the round commits before the stream may move on to the next snapshot.
-	for _, w := range ws[:min(used, len(ws))] {
+	for _, w := range ws {
 		if err := w.send(ctx, nil, "", true); err != nil {
 			return err
 		}
@@ -344,129 +383,6 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 		return err
 	}
 	c.setState(state)
-	return nil
-}
-
-// stmtMargin is room kept in a round trip for what follows the last INSERT: the copy state's
-// statement (its last key included), the fence and COMMIT.
-const stmtMargin = 32 << 10
-
-// chunk copies one chunk of t (for a table without a key, all of it) from src, the round's
-// snapshot at pos, through w, in one target transaction that records the table's new copy state.
-// It returns once the chunk is queued: the round waits for the writers.
-func (c *Copier) chunk(ctx context.Context, src *sql.Conn, w *writer, t *table, st workflow.TableCopy, pos string) error {
-	c.progressed()
-	defer c.idle()
-	first := st.LastPK == nil
-	c.running("SELECT " + t.src)
-	rows, err := src.QueryContext(ctx, t.query(st.LastPK, c.cfg.ChunkRows))
-	if err != nil {
-		return fmt.Errorf("source: read rows: %w", err)
-	}
-	defer rows.Close()
-	ncols := len(t.cols) + len(t.key)
-	vals := make([]sql.RawBytes, ncols)
-	ptrs := make([]any, ncols)
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	buf, err := w.buffer(ctx)
-	if err != nil {
-		return err
-	}
-	buf = append(buf, "BEGIN;"...)
-	buf = append(buf, t.clear(st.LastPK)...)
-	w.txOpen.Store(true)
-	var n, inStmt int64 // rows of this transaction, and of the statement being built
-	var bytes int       // bytes of this transaction's round trips
-	lenient := false    // the round trip writes an ENUM's error value
-	var lastpk []string
-	// send queues the round trip built in buf, then final (the copy state, fence and COMMIT).
-	send := func(final string) error {
-		if final != "" {
-			buf = append(buf, ';')
-			buf = append(buf, final...)
-		}
-		if lenient {
-			buf = append(append([]byte("SET SESSION sql_mode = '"+sqlModeLenient+"';"), buf...), ";SET SESSION sql_mode = '"+sqlModeStrict+"'"...)
-		}
-		shape := "INSERT " + t.dst
-		if inStmt == 0 {
-			shape = "COMMIT"
-		}
-		bytes += len(buf)
-		if err := w.send(ctx, buf, shape, false); err != nil {
-			return err
-		}
-		inStmt, lenient = 0, false
-		buf, err = w.buffer(ctx)
-		return err
-	}
-	commit := func(done bool) error {
-		q := c.cfg.Store.ChunkSQL(c.cfg.ID, t.name, lastpk, pos, n, first, done, c.cfg.Now().Unix()) + ";" + c.cfg.Lease.FenceCheckSQL() + ";COMMIT"
-		if err := send(q); err != nil {
-			return err
-		}
-		c.rows.Add(n)
-		first, n, bytes = false, 0, 0
-		return nil
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("source: read rows: %w", err)
-		}
-		if inStmt == 0 {
-			if len(buf) > 0 {
-				buf = append(buf, ';')
-			}
-			buf = append(buf, t.head...)
-		} else {
-			buf = append(buf, ',')
-		}
-		var l bool
-		buf, l = t.appendRow(buf, vals)
-		lenient = lenient || l
-		inStmt++
-		n++
-		if t.key != nil {
-			if lastpk == nil {
-				lastpk = make([]string, len(t.key))
-			}
-			for i := range t.key {
-				lastpk[i] = string(vals[len(t.cols)+i])
-			}
-		}
-		if len(buf) >= w.maxStmt-stmtMargin-len(buf)/int(inStmt) {
-			c.progressed()
-			if err := send(""); err != nil {
-				return err
-			}
-		}
-		if bytes+len(buf) >= c.cfg.ChunkBytes {
-			if t.key != nil {
-				break // the chunk is full: the next one starts after lastpk
-			}
-			// A table without a key: commit what it has and go on with the same scan.
-			if err := commit(false); err != nil {
-				return err
-			}
-			buf = append(buf, "BEGIN"...)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("source: read rows: %w", err)
-	}
-	done := t.key == nil || n < int64(c.cfg.ChunkRows) && bytes+len(buf) < c.cfg.ChunkBytes
-	if t.key != nil && lastpk == nil {
-		lastpk = st.LastPK // no row above the last key
-	}
-	if err := commit(done); err != nil {
-		return err
-	}
-	w.free <- buf[:0]
-	if done {
-		c.cfg.logger().Info("table copied", "table", t.name)
-	}
 	return nil
 }
 
