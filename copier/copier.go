@@ -126,7 +126,7 @@ type Work struct {
 type Copier struct {
 	cfg Config
 
-	rows      atomic.Int64 // rows copied by this copier, for metrics
+	rows      atomic.Int64 // rows this copier committed, for metrics
 	remaining atomic.Int64 // tables not done, as last committed
 	beganAt   atomic.Int64 // unix nanos when Run began; 0 before
 	endedAt   atomic.Int64 // unix nanos when Run returned; 0 before
@@ -139,6 +139,7 @@ type Copier struct {
 	state []workflow.TableCopy // the copy state, as committed
 
 	writers atomic.Pointer[[]*writer] // set by Run, read by Work
+	pending int64                     // rows of the round's chunks queued, not yet known committed; owned by Run
 }
 
 // New returns a copier; nothing is connected until Run.
@@ -288,6 +289,7 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	}
 	c.writers.Store(&ws)
 	tables := map[string]*table{}
+	c.pending = 0
 	for !Done(c.State()) {
 		if err := c.round(ctx, catchUp, tables, ws); err != nil {
 			return err
@@ -378,6 +380,8 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 		}
 		w.txOpen.Store(false)
 	}
+	c.rows.Add(c.pending)
+	c.pending = 0
 	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
 	if err != nil {
 		return err
