@@ -121,6 +121,9 @@ func (d *differ) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	d.rec = rec
+	if rec.State == workflow.StateCopying {
+		return nil, fmt.Errorf("workflow %s is copying its tables: its target is not complete yet; run the diff once vplayer status shows it Running", rec.Workflow)
+	}
 	// An older record table lacks the pause columns: Init adds them.
 	if err := d.store.Init(ctx); err != nil {
 		return nil, err
