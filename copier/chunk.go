@@ -171,7 +171,7 @@ func (k *cursor) commit(ctx context.Context, done bool) error {
 	if err := k.send(ctx, q); err != nil {
 		return err
 	}
-	c.pending += k.n
+	c.pending.Add(k.n)
 	k.first, k.n, k.bytes = false, 0, 0
 	return nil
 }

@@ -36,6 +36,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/snapshot"
 	"github.com/vplayer/vplayer/tablekey"
@@ -139,7 +141,7 @@ type Copier struct {
 	state []workflow.TableCopy // the copy state, as committed
 
 	writers atomic.Pointer[[]*writer] // set by Run, read by Work
-	pending int64                     // rows of the round's chunks queued, not yet known committed; owned by Run
+	pending atomic.Int64              // rows of the round's chunks queued, not yet known committed
 }
 
 // New returns a copier; nothing is connected until Run.
@@ -289,7 +291,7 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	}
 	c.writers.Store(&ws)
 	tables := map[string]*table{}
-	c.pending = 0
+	c.pending.Store(0)
 	for !Done(c.State()) {
 		if err := c.round(ctx, catchUp, tables, ws); err != nil {
 			return err
@@ -308,6 +310,30 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	defer snap.Close()
 	if _, err := snap.Conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
 		return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
+	}
+	// More readers, one per writer: snapshots at exactly the same binlog position see the same
+	// committed transactions, so each reads its table as the first one would. A snapshot at
+	// another position (the source committed in between) is not used.
+	readers := []*sql.Conn{snap.Conn}
+	notDone := 0
+	for _, st := range c.State() {
+		if !st.Done {
+			notDone++
+		}
+	}
+	for len(readers) < min(len(ws), notDone) {
+		more, at, err := snapshot.Source(ctx, c.cfg.Source, c.cfg.Flavor)
+		if err != nil {
+			return err
+		}
+		defer more.Close()
+		if !at.Equal(pos) {
+			break
+		}
+		if _, err := more.Conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
+			return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
+		}
+		readers = append(readers, more.Conn)
 	}
 	if err := catchUp(ctx, pos); err != nil {
 		return err
@@ -349,6 +375,24 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 				return err
 			}
 		}
+		if len(readers) >= len(group) {
+			// A reader per table: the chunks are read at once.
+			var g errgroup.Group
+			for i, cur := range group {
+				g.Go(func() error {
+					for !cur.ended {
+						if err := cur.batch(ctx, readers[i], batchRows); err != nil {
+							return fmt.Errorf("copy %s: %w", cur.t.name, err)
+						}
+					}
+					return nil
+				})
+			}
+			if err := g.Wait(); err != nil {
+				return err
+			}
+			continue
+		}
 		for active := len(group); active > 0; {
 			active = 0
 			for _, cur := range group {
@@ -380,8 +424,7 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 		}
 		w.txOpen.Store(false)
 	}
-	c.rows.Add(c.pending)
-	c.pending = 0
+	c.rows.Add(c.pending.Swap(0))
 	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
 	if err != nil {
 		return err
