@@ -182,10 +182,10 @@ type Snapshot struct {
 	// Mismatches counts the row changes --exec-mode idempotent wrote through, by table and kind,
 	// over all attempts.
 	Mismatches map[applier.MismatchKey]int64
-	// CopyRows counts the rows the copy phase committed and CopySeconds its time, over all
+	// CopyRows counts the rows the copy phase committed and CopyTime its time, over all
 	// attempts; CopyTablesRemaining is the live copy's tables not done (0 when not copying).
 	CopyRows            int64
-	CopySeconds         time.Duration
+	CopyTime            time.Duration
 	CopyTablesRemaining int64
 	// Healthy and Reason are what /healthz answers.
 	Healthy bool
@@ -224,7 +224,7 @@ func (c *Collector) Snapshot() Snapshot {
 	s.HeartbeatsReceived, s.HeartbeatsRecorded = total.heartbeatsReceived, total.heartbeatsRecorded
 	s.RelayBlocked = c.blockedMax
 	s.SkippedExecuted = total.skippedExecuted
-	s.CopyRows, s.CopySeconds = total.copyRows, total.copySeconds
+	s.CopyRows, s.CopyTime = total.copyRows, total.copyTime
 	s.Lag = applier.LagAt(now, lagSince)
 	s.Healthy, s.Reason = c.healthLocked(total.saves + total.heartbeatsRecorded)
 	return s

@@ -44,7 +44,7 @@ type descs struct {
 	errs, state, attempts, healthy                            *prometheus.Desc
 	skippedExecuted                                           *prometheus.Desc
 	mismatches                                                *prometheus.Desc
-	copyRows, copyRemaining, copySeconds                      *prometheus.Desc
+	copyRows, copyRemaining, copyTime                         *prometheus.Desc
 }
 
 func newDescs(workflow string) descs {
@@ -79,7 +79,7 @@ func newDescs(workflow string) descs {
 			"and kind: update_missing, delete_missing, insert_exists.", "table", "kind"),
 		copyRows:      d(NameCopyRows, "Rows the copy phase committed to the target."),
 		copyRemaining: d(NameCopyTablesRemaining, "Tables whose copy is not done; 0 when the stream does not copy."),
-		copySeconds:   d(NameCopySeconds, "Seconds this process spent in the copy phase."),
+		copyTime:      d(NameCopySeconds, "Seconds this process spent in the copy phase."),
 	}
 }
 
@@ -92,7 +92,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.relayBlocked, d.stalls,
 		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
 		d.errs, d.state, d.attempts, d.healthy, d.mismatches, d.skippedExecuted,
-		d.copyRows, d.copyRemaining, d.copySeconds,
+		d.copyRows, d.copyRemaining, d.copyTime,
 	} {
 		ch <- x
 	}
@@ -136,7 +136,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(d.skippedExecuted, float64(s.SkippedExecuted))
 	counter(d.copyRows, float64(s.CopyRows))
 	gauge(d.copyRemaining, float64(s.CopyTablesRemaining))
-	counter(d.copySeconds, s.CopySeconds.Seconds())
+	counter(d.copyTime, s.CopyTime.Seconds())
 	for _, kind := range sortedKeys(s.Errors) {
 		counter(d.errs, float64(s.Errors[kind]), kind)
 	}

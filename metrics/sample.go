@@ -30,10 +30,10 @@ type sample struct {
 
 	mismatches map[applier.MismatchKey]int64
 
-	// copyRows counts rows the copy phase committed, copySeconds its time; copyRemaining is the
+	// copyRows counts rows the copy phase committed, copyTime its time; copyRemaining is the
 	// live copy's tables not done (a gauge), copying whether the attempt copies.
 	copyRows      int64
-	copySeconds   time.Duration
+	copyTime      time.Duration
 	copyRemaining int64
 	copying       bool
 }
@@ -52,7 +52,7 @@ func (s *sample) addCounters(o sample) {
 	s.blocked += o.blocked
 	s.skippedExecuted += o.skippedExecuted
 	s.copyRows += o.copyRows
-	s.copySeconds += o.copySeconds
+	s.copyTime += o.copyTime
 	if len(o.mismatches) > 0 {
 		m := make(map[applier.MismatchKey]int64, len(s.mismatches)+len(o.mismatches))
 		for k, v := range s.mismatches {
@@ -98,7 +98,7 @@ func (p attemptPipeline) sample(now time.Time) sample {
 		s.skippedExecuted = r.Stats().SkippedExecuted.Load()
 	}
 	if c := p.a.Copier; c != nil {
-		s.copyRows, s.copySeconds = c.RowsCopied(), c.Elapsed(now)
+		s.copyRows, s.copyTime = c.RowsCopied(), c.Elapsed(now)
 		s.copyRemaining, s.copying = c.TablesRemaining(), true
 	}
 	if r := p.a.Relay; r != nil {

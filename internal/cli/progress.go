@@ -53,7 +53,7 @@ func logProgress(ctx context.Context, log *slog.Logger, src snapshotter, interva
 				"rows_copied", s.CopyRows,
 				"rows_per_second", round1(float64(s.CopyRows-prev.CopyRows)/secs),
 				"tables_remaining", s.CopyTablesRemaining,
-				"copy_seconds", round1(s.CopySeconds.Seconds()),
+				"copy_seconds", round1(s.CopyTime.Seconds()),
 				"lag_seconds", round1(s.Lag.Seconds()),
 			)
 		}
