@@ -96,6 +96,10 @@ type Config struct {
 	// change that does not match the target does. The pool must run with clientFoundRows, so that
 	// statements count the rows they matched.
 	ExecMode string
+	// Copying says the copy phase runs (with ExecModeIdempotent): rows above a table's last
+	// copied key may be absent or present on the target, so mismatches are expected; they are
+	// counted, not logged.
+	Copying bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }

@@ -207,6 +207,9 @@ func (a *Applier) verify(ctx context.Context, checks []check, first int, affecte
 		}
 		if a.cfg.ExecMode == ExecModeIdempotent {
 			a.stats.mismatches.add(MismatchKey{Table: c.t.schema + "." + c.t.name, Kind: c.kind}, n)
+			if a.cfg.Copying {
+				continue
+			}
 			keys := c.keyLiterals()
 			if len(keys) > 5 {
 				keys = keys[:5]

@@ -18,7 +18,10 @@
 //   - insert: a backlog of inserts only, single-row transactions and multi-row ones;
 //   - lag: the source held at a fixed transaction rate while each applier runs live, in turn;
 //     the delay with which a timestamp written on the source every 100ms becomes visible on the
-//     target gives p50 and p99 lag (see lag.go for the method).
+//     target gives p50 and p99 lag (see lag.go for the method);
+//   - copy (not part of all): an empty target brought to the source's four tables by vplayer's
+//     copy phase, by mariadb-dump | mariadb and, where installed, by mydumper/myloader, each on
+//     a server of its own with the same durable settings (see copy.go).
 package bench
 
 import (
@@ -100,9 +103,9 @@ type Options struct {
 // Validate reports the first invalid setting, before anything starts.
 func (o Options) Validate() error {
 	switch o.Mode {
-	case "", ModeCatchup, ModeInsert, ModeLag, ModeAll:
+	case "", ModeCatchup, ModeInsert, ModeLag, ModeAll, ModeCopy:
 	default:
-		return fmt.Errorf("--mode is %q: want catchup, insert, lag or all", o.Mode)
+		return fmt.Errorf("--mode is %q: want catchup, insert, lag, all or copy", o.Mode)
 	}
 	if o.Transactions < 0 {
 		return fmt.Errorf("--transactions is %d: it must not be negative", o.Transactions)
@@ -124,6 +127,9 @@ func (o Options) Validate() error {
 	}
 	if len(o.CompareVplayer) > 0 && o.CompareVplayer[0] == "" {
 		return errors.New("--compare-vplayer is empty: give the path of the vplayer binary to compare with")
+	}
+	if len(o.CompareVplayer) > 0 && o.Mode == ModeCopy {
+		return errors.New("--compare-vplayer times catch-ups only: use it with --mode catchup, insert or all")
 	}
 	if len(o.CompareVplayer) > 0 && o.Mode == ModeLag {
 		return errors.New("--compare-vplayer times catch-ups only: use it with --mode catchup, insert or all")
@@ -179,7 +185,24 @@ func Run(ctx context.Context, w io.Writer, o Options) ([]*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	rows := o.RowsPerTable
 	o = o.withDefaults()
+	if o.Mode == ModeCopy {
+		o.RowsPerTable = rows // the copy mode has defaults of its own
+		r, err := runCopy(ctx, w, o)
+		if r == nil {
+			return nil, err
+		}
+		r.printCopy(w)
+		if o.ResultsDir != "" {
+			path, werr := r.write(o.ResultsDir)
+			if werr != nil {
+				return []*Result{r}, werr
+			}
+			fmt.Fprintf(w, "wrote %s\n", path)
+		}
+		return []*Result{r}, err
+	}
 	c, err := startCluster(ctx, w, o)
 	if err != nil {
 		return nil, err

@@ -106,3 +106,37 @@ func TestRun_quick(t *testing.T) {
 		t.Errorf("modes run: %v, want %v", modes, want)
 	}
 }
+
+// TestRun_copyQuick runs the copy mode on small tables: vplayer's copy and the dump loaders
+// (mydumper's where installed) must each bring an empty target to the source's rows, with their
+// figures, and vplayer's peak RSS.
+func TestRun_copyQuick(t *testing.T) {
+	requireServer(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	results, err := bench.Run(ctx, &out, bench.Options{
+		Mode: bench.ModeCopy, Quick: true, RowsPerTable: 2000,
+		Vplayer: []string{exe}, Env: []string{childEnv + "=1"},
+	})
+	t.Logf("output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 1 || len(results[0].Appliers) < 2 {
+		t.Fatalf("results %+v, want one copy result with vplayer and at least mariadb-dump", results)
+	}
+	for _, a := range results[0].Appliers {
+		if !a.TargetEqual || a.Seconds <= 0 || a.RowsPerSec <= 0 {
+			t.Errorf("%s: equal %v, %v s, %v rows/s", a.Name, a.TargetEqual, a.Seconds, a.RowsPerSec)
+		}
+	}
+	if v := results[0].Appliers[0]; v.PeakRSSBytes <= 0 {
+		t.Errorf("first loader %s with peak RSS %d, want vplayer's, measured", v.Name, v.PeakRSSBytes)
+	}
+}

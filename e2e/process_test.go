@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"math/rand/v2"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,6 +67,11 @@ func (e *env) startVplayerWith(bin, target string, extra ...string) *proc {
 		"--source", e.source.DSN(e.db),
 		"--target", target,
 		"--retry-delay", "200ms",
+	}
+	// Tests start new workflows at the source's position unless they name one: "--start-pos="
+	// (empty) asks for the copy phase.
+	if !slices.ContainsFunc(extra, func(a string) bool { return strings.HasPrefix(a, "--start-pos") }) {
+		args = append(args, "--start-pos", "current")
 	}
 	args = append(args, extra...)
 	p := &proc{t: e.t, cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}

@@ -132,13 +132,13 @@ func TestNoPasswordInOutputs(t *testing.T) {
 
 	// A failed run first: the right user with a wrong password must fail without echoing it.
 	code, out := runProc(t, []string{"VPLAYER_SOURCE_PASSWORD=" + srcPass + "x", "VPLAYER_TARGET_PASSWORD=" + dstPass},
-		30*time.Second, "run", "--workflow", e.workflow, "--source", srcDSN, "--target", dstDSN, "--sidecar-db", sidecar)
+		30*time.Second, "run", "--workflow", e.workflow, "--source", srcDSN, "--target", dstDSN, "--sidecar-db", sidecar, "--start-pos", "current")
 	if code != 1 || !strings.Contains(out, "Access denied") {
 		t.Errorf("run with a wrong source password: exit %d, want 1 and access denied:\n%s", code, out)
 	}
 	check("output of the run with a wrong password", out)
 
-	p := startProc(t, env, "run", "--workflow", e.workflow, "--source", srcDSN, "--target", dstDSN, "--sidecar-db", sidecar,
+	p := startProc(t, env, "run", "--workflow", e.workflow, "--source", srcDSN, "--target", dstDSN, "--sidecar-db", sidecar, "--start-pos", "current",
 		"--metrics-addr", "127.0.0.1:0", "--vplayer-progress-deadline", "1s", "--retry-delay", "300ms", "--log-format", "json")
 	addr := p.metricsAddr(30 * time.Second)
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.cmd.Process.Pid)); err == nil {

@@ -26,7 +26,7 @@ import (
 
 // States reported by the vplayer_state metric: the record's states, and the stream's Retrying
 // while it waits to retry after an error. Init holds until the first attempt starts.
-var States = []string{workflow.StateInit, workflow.StateRunning, stream.StateRetrying, workflow.StateStopped, workflow.StateError}
+var States = []string{workflow.StateInit, workflow.StateCopying, workflow.StateRunning, stream.StateRetrying, workflow.StateStopped, workflow.StateError}
 
 // Error kinds of vplayer_errors_total, besides "mysql_<error number>" for a MySQL error of the
 // target or the source's SQL connection.
@@ -37,7 +37,7 @@ const (
 )
 
 // Detectors are the stall detectors, the values of vplayer_stalls_total's detector label.
-var Detectors = []stall.Detector{stall.RelayLog, stall.Applier, stall.Heartbeat}
+var Detectors = []stall.Detector{stall.RelayLog, stall.Applier, stall.Heartbeat, stall.Copy}
 
 // Options configures a Collector.
 type Options struct {
@@ -182,6 +182,11 @@ type Snapshot struct {
 	// Mismatches counts the row changes --exec-mode idempotent wrote through, by table and kind,
 	// over all attempts.
 	Mismatches map[applier.MismatchKey]int64
+	// CopyRows counts the rows the copy phase committed and CopyTime its time, over all
+	// attempts; CopyTablesRemaining is the live copy's tables not done (0 when not copying).
+	CopyRows            int64
+	CopyTime            time.Duration
+	CopyTablesRemaining int64
 	// Healthy and Reason are what /healthz answers.
 	Healthy bool
 	Reason  string
@@ -207,6 +212,7 @@ func (c *Collector) Snapshot() Snapshot {
 		total.addCounters(live)
 		s.HeartbeatsPending = live.heartbeatsPending
 		s.RelayItems, s.RelayBytes = live.relayItems, live.relayBytes
+		s.CopyTablesRemaining = live.copyRemaining
 		if live.lagKnown {
 			lagSince = live.lagSince
 		}
@@ -218,6 +224,7 @@ func (c *Collector) Snapshot() Snapshot {
 	s.HeartbeatsReceived, s.HeartbeatsRecorded = total.heartbeatsReceived, total.heartbeatsRecorded
 	s.RelayBlocked = c.blockedMax
 	s.SkippedExecuted = total.skippedExecuted
+	s.CopyRows, s.CopyTime = total.copyRows, total.copyTime
 	s.Lag = applier.LagAt(now, lagSince)
 	s.Healthy, s.Reason = c.healthLocked(total.saves + total.heartbeatsRecorded)
 	return s
@@ -254,7 +261,7 @@ func (c *Collector) healthLocked(progress int64) (bool, string) {
 		return false, "stopped on a terminal error: " + c.lastErr
 	case workflow.StateStopped:
 		return false, "stopped"
-	case workflow.StateRunning:
+	case workflow.StateRunning, workflow.StateCopying:
 		if c.errPending {
 			return false, "no progress since the last error: " + c.lastErr
 		}

@@ -183,6 +183,9 @@ func TestCollector_health(t *testing.T) {
 	check("terminal", false, "stopped on a terminal error: Error 1062")
 	col.OnState(workflow.StateStopped)
 	check("stopped", false, "stopped")
+	col.OnState(workflow.StateCopying)
+	col.start(&fakePipeline{s: sample{saves: 5}})
+	check("copying", true, "ok")
 }
 
 func TestCollector_prometheus(t *testing.T) {
@@ -209,9 +212,10 @@ vplayer_relaylog_items{workflow="orders"} 12
 # HELP vplayer_relaylog_blocked_seconds_total Seconds the binlog reader spent blocked on a full relay log.
 # TYPE vplayer_relaylog_blocked_seconds_total counter
 vplayer_relaylog_blocked_seconds_total{workflow="orders"} 1.5
-# HELP vplayer_stalls_total Stalls detected, by detector: relay_log, applier or heartbeat.
+# HELP vplayer_stalls_total Stalls detected, by detector: relay_log, applier, heartbeat or copy.
 # TYPE vplayer_stalls_total counter
 vplayer_stalls_total{detector="applier",workflow="orders"} 0
+vplayer_stalls_total{detector="copy",workflow="orders"} 0
 vplayer_stalls_total{detector="heartbeat",workflow="orders"} 0
 vplayer_stalls_total{detector="relay_log",workflow="orders"} 1
 # HELP vplayer_errors_total Stream errors, by kind: stall, mysql_<error number>, terminal or other.
@@ -220,8 +224,9 @@ vplayer_errors_total{kind="mysql_1205",workflow="orders"} 1
 vplayer_errors_total{kind="other",workflow="orders"} 0
 vplayer_errors_total{kind="stall",workflow="orders"} 1
 vplayer_errors_total{kind="terminal",workflow="orders"} 0
-# HELP vplayer_state 1 for the stream's current state (Init, Running, Retrying, Stopped, Error), 0 for the others.
+# HELP vplayer_state 1 for the stream's current state (Init, Copying, Running, Retrying, Stopped, Error), 0 for the others.
 # TYPE vplayer_state gauge
+vplayer_state{state="Copying",workflow="orders"} 0
 vplayer_state{state="Error",workflow="orders"} 0
 vplayer_state{state="Init",workflow="orders"} 0
 vplayer_state{state="Retrying",workflow="orders"} 0

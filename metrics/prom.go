@@ -30,6 +30,9 @@ const (
 	NameAttempts              = "vplayer_attempts_total"
 	NameHealthy               = "vplayer_healthy"
 	NameRowMismatches         = "vplayer_row_mismatches_total"
+	NameCopyRows              = "vplayer_copy_rows_total"
+	NameCopyTablesRemaining   = "vplayer_copy_tables_remaining"
+	NameCopySeconds           = "vplayer_copy_phase_seconds_total"
 )
 
 // descs are the Collector's metric descriptions.
@@ -41,6 +44,7 @@ type descs struct {
 	errs, state, attempts, healthy                            *prometheus.Desc
 	skippedExecuted                                           *prometheus.Desc
 	mismatches                                                *prometheus.Desc
+	copyRows, copyRemaining, copyTime                         *prometheus.Desc
 }
 
 func newDescs(workflow string) descs {
@@ -61,18 +65,21 @@ func newDescs(workflow string) descs {
 		relayMaxBytes:      d(NameRelayMaxBytes, "The relay log's bound in bytes (--relay-log-max-size)."),
 		relayMaxItems:      d(NameRelayMaxItems, "The relay log's bound in events (--relay-log-max-items)."),
 		relayBlocked:       d(NameRelayBlocked, "Seconds the binlog reader spent blocked on a full relay log."),
-		stalls:             d(NameStalls, "Stalls detected, by detector: relay_log, applier or heartbeat.", "detector"),
+		stalls:             d(NameStalls, "Stalls detected, by detector: relay_log, applier, heartbeat or copy.", "detector"),
 		heartbeatsReceived: d(NameHeartbeatsReceived, "Heartbeat events received from the source."),
 		heartbeatsRecorded: d(NameHeartbeatsRecorded, "Heartbeats recorded in the workflow record (time_heartbeat writes committed)."),
 		heartbeatsPending:  d(NameHeartbeatsPending, "Heartbeats received and not yet covered by a recorded heartbeat."),
 		errs:               d(NameErrors, "Stream errors, by kind: stall, mysql_<error number>, terminal or other.", "kind"),
-		state:              d(NameState, "1 for the stream's current state (Init, Running, Retrying, Stopped, Error), 0 for the others.", "state"),
+		state:              d(NameState, "1 for the stream's current state (Init, Copying, Running, Retrying, Stopped, Error), 0 for the others.", "state"),
 		attempts:           d(NameAttempts, "Stream attempts started: the first, and one per retry after an error."),
 		skippedExecuted: d(NameSkippedExecuted, "Transactions the source sent whose GTID the stream's start position already contained: "+
 			"dropped by the reader, never applied twice."),
 		healthy: d(NameHealthy, "1 while /healthz answers 200: running and progressing since the last error; else 0."),
 		mismatches: d(NameRowMismatches, "Row changes that did not match the target, written through by --exec-mode idempotent, by target table "+
 			"and kind: update_missing, delete_missing, insert_exists.", "table", "kind"),
+		copyRows:      d(NameCopyRows, "Rows the copy phase committed to the target."),
+		copyRemaining: d(NameCopyTablesRemaining, "Tables whose copy is not done; 0 when the stream does not copy."),
+		copyTime:      d(NameCopySeconds, "Seconds this process spent in the copy phase."),
 	}
 }
 
@@ -85,6 +92,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.relayBlocked, d.stalls,
 		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
 		d.errs, d.state, d.attempts, d.healthy, d.mismatches, d.skippedExecuted,
+		d.copyRows, d.copyRemaining, d.copyTime,
 	} {
 		ch <- x
 	}
@@ -126,6 +134,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(d.heartbeatsRecorded, float64(s.HeartbeatsRecorded))
 	gauge(d.heartbeatsPending, float64(s.HeartbeatsPending))
 	counter(d.skippedExecuted, float64(s.SkippedExecuted))
+	counter(d.copyRows, float64(s.CopyRows))
+	gauge(d.copyRemaining, float64(s.CopyTablesRemaining))
+	counter(d.copyTime, s.CopyTime.Seconds())
 	for _, kind := range sortedKeys(s.Errors) {
 		counter(d.errs, float64(s.Errors[kind]), kind)
 	}

@@ -29,6 +29,13 @@ type sample struct {
 	lagKnown bool
 
 	mismatches map[applier.MismatchKey]int64
+
+	// copyRows counts rows the copy phase committed, copyTime its time; copyRemaining is the
+	// live copy's tables not done (a gauge), copying whether the attempt copies.
+	copyRows      int64
+	copyTime      time.Duration
+	copyRemaining int64
+	copying       bool
 }
 
 // addCounters adds o's counters to s; gauges and lag are left alone.
@@ -44,6 +51,8 @@ func (s *sample) addCounters(o sample) {
 	s.heartbeatsRecorded += o.heartbeatsRecorded
 	s.blocked += o.blocked
 	s.skippedExecuted += o.skippedExecuted
+	s.copyRows += o.copyRows
+	s.copyTime += o.copyTime
 	if len(o.mismatches) > 0 {
 		m := make(map[applier.MismatchKey]int64, len(s.mismatches)+len(o.mismatches))
 		for k, v := range s.mismatches {
@@ -87,6 +96,10 @@ func (p attemptPipeline) sample(now time.Time) sample {
 	}
 	if r := p.a.Reader; r != nil {
 		s.skippedExecuted = r.Stats().SkippedExecuted.Load()
+	}
+	if c := p.a.Copier; c != nil {
+		s.copyRows, s.copyTime = c.RowsCopied(), c.Elapsed(now)
+		s.copyRemaining, s.copying = c.TablesRemaining(), true
 	}
 	if r := p.a.Relay; r != nil {
 		s.relayItems = int64(r.Len())

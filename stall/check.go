@@ -30,6 +30,15 @@ type Snapshot struct {
 	// HeartbeatSince is when the heartbeat write in flight started; zero when
 	// no heartbeat write is in flight.
 	HeartbeatSince time.Time
+	// CopySince is when the copy phase, holding work (a chunk it reads or
+	// writes), last made progress: read rows or completed a round trip. Zero
+	// when it holds none (between chunks, or while the binlog catches up).
+	CopySince time.Time
+	// CopyStatement is the shape of the copy's statement in flight, e.g.
+	// "INSERT `shop`.`orders`", never values; CopyStatementSince when it
+	// started.
+	CopyStatement      string
+	CopyStatementSince time.Time
 }
 
 // Check decides whether s shows a stall at now. Pure: the same arguments give
@@ -41,7 +50,9 @@ type Snapshot struct {
 //   - relay log: now - RelayBlockedSince >= cfg.ProgressDeadline;
 //   - applier: now - ProgressSince >= cfg.ProgressDeadline;
 //   - heartbeat: now - HeartbeatSince >= cfg.HeartbeatInterval, with Cause
-//     "recording took longer than <interval>".
+//     "recording took longer than <interval>";
+//   - copy: now - CopySince >= cfg.ProgressDeadline, a [Copy] error, after the
+//     relay-log and applier conditions and before the heartbeat one.
 //
 // When the relay-log or the applier condition fires while the reader is
 // blocked, the error is a [RelayLog] one, whichever of the two clocks ran out
@@ -54,7 +65,10 @@ type Snapshot struct {
 // after now at which a condition in s could fire, or the zero time when none
 // is pending; when err is non-nil, next is the zero time.
 func Check(cfg Config, s Snapshot, now time.Time) (next time.Time, err error) {
-	var relayAt, workAt, heartbeatAt time.Time
+	var relayAt, workAt, heartbeatAt, copyAt time.Time
+	if cfg.ProgressDeadline > 0 && !s.CopySince.IsZero() {
+		copyAt = s.CopySince.Add(cfg.ProgressDeadline)
+	}
 	if cfg.ProgressDeadline > 0 {
 		if !s.RelayBlockedSince.IsZero() {
 			relayAt = s.RelayBlockedSince.Add(cfg.ProgressDeadline)
@@ -82,6 +96,13 @@ func Check(cfg Config, s Snapshot, now time.Time) (next time.Time, err error) {
 		}
 		return time.Time{}, e
 	}
+	if reached(copyAt, now) {
+		e := &Error{Detector: Copy, For: now.Sub(s.CopySince), Statement: s.CopyStatement}
+		if s.CopyStatement != "" && !s.CopyStatementSince.IsZero() {
+			e.StatementFor = max(now.Sub(s.CopyStatementSince), 0)
+		}
+		return time.Time{}, e
+	}
 	if reached(heartbeatAt, now) {
 		return time.Time{}, &Error{
 			Detector: Heartbeat,
@@ -89,7 +110,7 @@ func Check(cfg Config, s Snapshot, now time.Time) (next time.Time, err error) {
 			Cause:    fmt.Errorf("recording took longer than %v", cfg.HeartbeatInterval),
 		}
 	}
-	return earliest(relayAt, workAt, heartbeatAt), nil
+	return earliest(relayAt, workAt, copyAt, heartbeatAt), nil
 }
 
 // reached reports whether the deadline at is set and not after now.

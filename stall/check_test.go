@@ -81,6 +81,28 @@ func TestCheck(t *testing.T) {
 			wantNext: t0.Add(deadline),
 		},
 		{
+			name:     "copy just before deadline",
+			cfg:      cfg,
+			snap:     Snapshot{CopySince: t0, CopyStatement: "INSERT `shop`.`orders`", CopyStatementSince: t0},
+			now:      t0.Add(deadline - ms),
+			wantNext: t0.Add(deadline),
+		},
+		{
+			name:    "copy at deadline",
+			cfg:     cfg,
+			snap:    Snapshot{CopySince: t0, CopyStatement: "INSERT `shop`.`orders`", CopyStatementSince: t0},
+			now:     t0.Add(deadline),
+			wantErr: "copy stalled: no progress for 5m0s while running INSERT `shop`.`orders`: " + stalled,
+			wantDet: Copy,
+			wantFor: deadline,
+		},
+		{
+			name: "copy, detector off",
+			cfg:  off,
+			snap: Snapshot{CopySince: t0},
+			now:  t0.Add(10 * deadline),
+		},
+		{
 			name:    "applier at deadline",
 			cfg:     cfg,
 			snap:    Snapshot{ProgressSince: t0, Statement: update, StatementSince: t0.Add(time.Minute)},

@@ -28,6 +28,9 @@ const (
 	// Heartbeat: a heartbeat write failed or was in flight for the heartbeat
 	// interval (SPEC 4.2).
 	Heartbeat Detector = "heartbeat"
+	// Copy: the copy phase held a chunk for the progress deadline without
+	// reading rows or completing a round trip (SPEC 7a).
+	Copy Detector = "copy"
 )
 
 // Error is a stall: a detector ran out of time. It wraps [ErrStalled] and,
@@ -61,6 +64,7 @@ type Error struct {
 //	relay log I/O stalled: <ErrStalled>; applier holds no open statement[ (transaction open for <TxnFor>)]
 //	applier stalled: no progress for <For> while applying <Statement>[ (transaction open for <TxnFor>)]: <ErrStalled>
 //	failed to record heartbeat: <Cause>: <ErrStalled>
+//	copy stalled: no progress for <For> while running <Statement>: <ErrStalled>
 //
 // Durations are rounded to a unit that suits their size (5m2s, 1.5s, 100ms).
 func (e *Error) Error() string {
@@ -91,6 +95,17 @@ func (e *Error) Error() string {
 			b.WriteString(e.Statement)
 		}
 		e.writeTxn(&b)
+		b.WriteString(": ")
+		b.WriteString(ErrStalled.Error())
+	case Copy:
+		b.WriteString("copy stalled: no progress for ")
+		b.WriteString(round(e.For).String())
+		if e.Statement == "" {
+			b.WriteString(" with no statement in flight")
+		} else {
+			b.WriteString(" while running ")
+			b.WriteString(e.Statement)
+		}
 		b.WriteString(": ")
 		b.WriteString(ErrStalled.Error())
 	case Heartbeat:

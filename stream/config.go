@@ -14,6 +14,7 @@ import (
 
 	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/copier"
 	"github.com/vplayer/vplayer/stall"
 )
 
@@ -60,6 +61,12 @@ type Config struct {
 	// found at an attempt's start, a terminal error.
 	AllowTargetTriggers bool
 	ServerID            uint32
+	// CopyChunkRows and CopyChunkBytes bound one chunk of the copy phase (rows, and bytes of its
+	// INSERTs); 0 takes copier's defaults.
+	CopyChunkRows, CopyChunkBytes int
+	// CopyWriters is how many target sessions write chunks of different tables at once; 0 takes
+	// copier's default.
+	CopyWriters int
 	// Options is the JSON of the settings in force, stored in the record.
 	Options string
 	// LeaseTTL is how long the workflow lease lasts past each renewal (default DefaultLeaseTTL);
@@ -97,6 +104,9 @@ func DefaultConfig() Config {
 		OnDDL:                 applier.OnDDLIgnore,
 		ExecMode:              applier.ExecModeStrict,
 		LeaseTTL:              DefaultLeaseTTL,
+		CopyChunkRows:         copier.DefaultChunkRows,
+		CopyChunkBytes:        copier.DefaultChunkBytes,
+		CopyWriters:           copier.DefaultWriters,
 	}
 }
 
@@ -131,6 +141,15 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTimeToRetryOnError < 0 {
 		bad("--max-time-to-retry-on-error is %v: it must not be negative", c.MaxTimeToRetryOnError)
+	}
+	if c.CopyChunkRows < 0 {
+		bad("--copy-chunk-rows is %d: it must not be negative (0: the default)", c.CopyChunkRows)
+	}
+	if c.CopyChunkBytes < 0 {
+		bad("--copy-chunk-bytes is %d: it must not be negative (0: the default)", c.CopyChunkBytes)
+	}
+	if c.CopyWriters < 0 {
+		bad("--copy-writers is %d: it must not be negative (0: the default)", c.CopyWriters)
 	}
 	if c.LeaseTTL != 0 && c.LeaseTTL < time.Second {
 		bad("--lease-ttl is %v: it must be at least 1s", c.LeaseTTL)

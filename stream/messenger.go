@@ -46,7 +46,7 @@ func (m *messenger) run(ctx context.Context) {
 		case msg = <-m.next:
 		}
 		for ctx.Err() == nil {
-			err := m.lease.SetMessage(ctx, msg)
+			err := m.lease.SetActiveMessage(ctx, msg)
 			if err == nil || errors.Is(err, workflow.ErrLostOwnership) {
 				break
 			}

@@ -17,8 +17,8 @@ import (
 var ErrPreflight = errors.New("preflight failed")
 
 // Preflight checks, before anything is written, that the source logs what vplayer needs, that the
-// target is reachable and writable, that every replicated table exists on the target with the
-// source's column count and has no trigger (unless --allow-target-triggers). It returns every
+// target is reachable and writable, that every replicated table exists on the target (unless the
+// workflow copies first, which creates it) with the source's column count and has no trigger (unless --allow-target-triggers). It returns every
 // failure, one line each, wrapping ErrPreflight: a configuration that a retry cannot fix. A
 // server that cannot be reached is instead an error wrapping ErrUnreachable, and nothing else is
 // checked: the caller retries.
@@ -103,6 +103,8 @@ func Preflight(ctx context.Context, cfg Config) error {
 		add("target: cannot list the tables of %s: %v", targetDB, err)
 		return joinProblems(problems)
 	}
+	// A workflow that copies first creates the tables its target lacks.
+	copying := copyPending(ctx, cfg)
 	matched := 0
 	for _, name := range sortedKeys(srcTables) {
 		if !filter.Match(cfg.Source.DB, name) {
@@ -111,6 +113,7 @@ func Preflight(ctx context.Context, cfg Config) error {
 		matched++
 		n, ok := tgtTables[name]
 		switch {
+		case !ok && copying:
 		case !ok:
 			add("target: table %s.%s does not exist: create it with the source's definition (SHOW CREATE TABLE %s.%s on the source)", targetDB, name, cfg.Source.DB, name)
 		case n != srcTables[name]:

@@ -118,7 +118,7 @@ func (s *Stream) prepare(ctx context.Context) error {
 		}
 		rec, _, err = s.store.Create(ctx, workflow.Record{
 			Workflow: s.cfg.Workflow, Source: s.sourceJSON(), Pos: pos.String(), StopPos: s.stopString(),
-			DBName: s.cfg.TargetDB, Options: s.cfg.Options,
+			DBName: s.cfg.TargetDB, Options: s.cfg.Options, State: s.newState(),
 		})
 		if err != nil {
 			return err

@@ -66,6 +66,8 @@ func (s *Stream) Run(ctx context.Context) error {
 			return s.stopped(stopReached)
 		case errors.Is(err, errStopRequested):
 			return s.stopped(stopCommand)
+		case errors.Is(err, errCopyDone):
+			continue
 		}
 		if err == nil {
 			err = errors.New("stream ended unexpectedly")

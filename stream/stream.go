@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/copier"
 	"github.com/vplayer/vplayer/heartbeat"
 	"github.com/vplayer/vplayer/relaylog"
 	"github.com/vplayer/vplayer/stall"
@@ -30,12 +32,17 @@ const StateRetrying = "Retrying"
 // record, the source's history, the target's triggers, setting the state): a few small queries.
 const setupTimeout = 10 * time.Second
 
+// copyPlanTimeout bounds the planning of a copy (the target's tables created from the source's).
+const copyPlanTimeout = 2 * time.Minute
+
 // Attempt is the live pipeline of one attempt, exposed for metrics and tests.
 type Attempt struct {
 	Relay     *relaylog.Log
 	Applier   *applier.Applier
 	Heartbeat *heartbeat.Recorder
 	Reader    *binlog.Reader
+	// Copier is the copy phase's copier, nil when the attempt does not copy.
+	Copier *copier.Copier
 }
 
 // Stream runs one workflow.
@@ -126,15 +133,26 @@ func (s *Stream) attempt(ctx context.Context) error {
 		}
 		return applier.ErrStopPosition
 	}
-	if rec.State != workflow.StateRunning {
-		if err := s.lease.SetState(sctx, workflow.StateRunning, rec.Message); err != nil {
+	// Planning a copy may create many tables: its own, longer bound.
+	pctx, pcancel := context.WithTimeout(ctx, copyPlanTimeout)
+	cp, err := s.newCopyPhase(pctx, rec, start)
+	pcancel()
+	if err != nil {
+		return err
+	}
+	state, execMode := workflow.StateRunning, s.cfg.ExecMode
+	if cp != nil {
+		state, execMode = workflow.StateCopying, applier.ExecModeIdempotent
+	}
+	if rec.State != state {
+		if err := s.lease.SetState(sctx, state, rec.Message); err != nil {
 			return err
 		}
-		s.addLogCtx(sctx, logTypeState, workflow.StateRunning, "Running at "+rec.Pos+", was "+rec.State)
-		s.log.Info("workflow running", "state", workflow.StateRunning, "pos", rec.Pos)
+		s.addLogCtx(sctx, logTypeState, state, state+" at "+rec.Pos+", was "+rec.State)
+		s.log.Info("workflow "+strings.ToLower(state), "state", state, "pos", rec.Pos)
 	}
 	s.running = true
-	s.notifyState(workflow.StateRunning)
+	s.notifyState(state)
 	// A vplayer diff pause in force holds the new attempt from its first event.
 	ctl, err := s.store.Control(sctx, s.id)
 	if err != nil {
@@ -152,7 +170,11 @@ func (s *Stream) attempt(ctx context.Context) error {
 	}
 
 	relay := relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)
-	gate := newGate(relay, s.pause, s.flavor, rec.Pos)
+	var fetch applier.Fetcher = relay
+	if cp != nil {
+		fetch = cp.wrap(relay, rec.Pos)
+	}
+	gate := newGate(fetch, s.pause, s.flavor, rec.Pos)
 	hb := heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
 	reader := binlog.NewReader(binlog.Config{
 		Flavor:          s.flavor,
@@ -182,7 +204,8 @@ func (s *Stream) attempt(ctx context.Context) error {
 		Lease:        s.lease,
 		TargetDB:     s.cfg.TargetDB,
 		OnDDL:        s.cfg.OnDDL,
-		ExecMode:     s.cfg.ExecMode,
+		ExecMode:     execMode,
+		Copying:      cp != nil,
 		StopAt:       stopAt,
 		Heartbeat:    hb,
 		Logger:       s.log,
@@ -191,8 +214,12 @@ func (s *Stream) attempt(ctx context.Context) error {
 		DDLRefused:   func(pos string) { s.refusedDDL = pos },
 		AfterDDL:     s.cfg.AfterDDL,
 	})
+	at := &Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader}
+	if cp != nil {
+		at.Copier = cp.c
+	}
 	if s.cfg.OnStart != nil {
-		s.cfg.OnStart(&Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader})
+		s.cfg.OnStart(at)
 	}
 	dog := stall.New(stall.Config{ProgressDeadline: s.cfg.ProgressDeadline, HeartbeatInterval: s.cfg.HeartbeatInterval},
 		stall.ProbeFunc(func() stall.Snapshot {
@@ -202,12 +229,17 @@ func (s *Stream) attempt(ctx context.Context) error {
 			w := app.Work()
 			snap.ProgressSince, snap.TxnSince, snap.Statement, snap.StatementSince = w.ProgressSince, w.TxnSince, w.Statement, w.StatementSince
 			snap.HeartbeatSince = hb.InFlightSince()
+			if cp != nil {
+				cp.probe(&snap)
+			}
 			return snap
 		}))
 
 	// progressed reports whether this attempt saved a position or recorded a heartbeat: after
 	// progress, an error starts --max-time-to-retry-on-error's clock afresh.
-	progressed := func() bool { return app.Stats().Saves.Load() > 0 || hb.Recorded() > 0 }
+	progressed := func() bool {
+		return app.Stats().Saves.Load() > 0 || hb.Recorded() > 0 || (cp != nil && cp.c.RowsCopied() > 0)
+	}
 	if err := s.holdsLease(ctx); err != nil {
 		return err
 	}
@@ -221,7 +253,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		if err == nil || (gctx.Err() != nil && errors.Is(err, context.Canceled)) {
 			return nil
 		}
-		if ctx.Err() == nil && !errors.Is(err, applier.ErrStopPosition) && !errors.Is(err, applier.ErrStoppedAtDDL) && !errors.Is(err, errStopRequested) {
+		if ctx.Err() == nil && !errors.Is(err, applier.ErrStopPosition) && !errors.Is(err, applier.ErrStoppedAtDDL) && !errors.Is(err, errStopRequested) && !errors.Is(err, errCopyDone) {
 			once.Do(func() {
 				reported = err
 				// A fenced write's failure is a lost workflow or a data error; Run tells which
@@ -247,6 +279,9 @@ func (s *Stream) attempt(ctx context.Context) error {
 	g.Go(func() error { return first(dog.Run(gctx)) })
 	g.Go(func() error { return first(s.watchStop(gctx, gate)) })
 	g.Go(func() error { return first(s.watchLease(gctx)) })
+	if cp != nil {
+		g.Go(func() error { return first(cp.run(gctx)) })
+	}
 	err = g.Wait()
 	relay.Close()
 	if reported != nil {

@@ -2,12 +2,22 @@ package vdiff
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/tablekey"
+)
+
+// Querier runs queries: a *sql.Conn holding a snapshot transaction, or a *sql.DB in tests.
+type Querier = tablekey.Querier
+
+// Key kinds, as TableResult.KeyKind names them.
+const (
+	KeyPrimary = tablekey.KeyPrimary
+	KeyUnique  = tablekey.KeyUnique
+	KeyNone    = tablekey.KeyNone
 )
 
 // Options shape a table comparison.
@@ -60,12 +70,12 @@ func (r TableResult) Equal() bool {
 type table struct {
 	name      string
 	src, dst  string // qualified, quoted names
-	cols      []column
-	key       []column // nil: no key
-	keyExprs  string   // the key columns as read (see column.keyExpr)
-	order     string   // ORDER BY list
-	digest    string   // one row's digest: 32 hex digits
-	display   []column // for a table without a key: the columns shown for a row
+	cols      []tablekey.Column
+	key       []tablekey.Column // nil: no key
+	keyExprs  string            // the key columns as read (see tablekey.Column.KeyExpr)
+	order     string            // ORDER BY list
+	digest    string            // one row's digest: 32 hex digits
+	display   []tablekey.Column // for a table without a key: the columns shown for a row
 	dispExprs string
 }
 
@@ -85,14 +95,14 @@ type checksum struct{ rows, a, b string }
 func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name string, opt Options) (TableResult, error) {
 	opt = opt.withDefaults()
 	res := TableResult{Table: name}
-	scols, err := columns(ctx, src, srcDB, name)
+	scols, err := tablekey.Columns(ctx, src, srcDB, name)
 	if err != nil {
 		return res, fmt.Errorf("source: %w", err)
 	}
 	if len(scols) == 0 {
 		return res, fmt.Errorf("source: table %s.%s does not exist", srcDB, name)
 	}
-	dcols, err := columns(ctx, dst, dstDB, name)
+	dcols, err := tablekey.Columns(ctx, dst, dstDB, name)
 	if err != nil {
 		return res, fmt.Errorf("target: %w", err)
 	}
@@ -104,7 +114,7 @@ func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name stri
 		res.Problem = fmt.Sprintf("columns differ: source (%s), target (%s)", s, d)
 		return res, nil
 	}
-	keyCols, kind, err := key(ctx, src, srcDB, name, scols)
+	keyCols, kind, err := tablekey.Key(ctx, src, srcDB, name, scols)
 	if err != nil {
 		return res, fmt.Errorf("source: %w", err)
 	}
@@ -131,27 +141,27 @@ func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name stri
 	return res, nil
 }
 
-func names(cols []column) string {
+func names(cols []tablekey.Column) string {
 	out := make([]string, len(cols))
 	for i, c := range cols {
-		out[i] = c.name
+		out[i] = c.Name
 	}
 	return strings.Join(out, ", ")
 }
 
-func newTable(srcDB, dstDB, name string, cols, keyCols []column) *table {
+func newTable(srcDB, dstDB, name string, cols, keyCols []tablekey.Column) *table {
 	t := &table{name: name, src: sqlq.Ident(srcDB) + "." + sqlq.Ident(name), dst: sqlq.Ident(dstDB) + "." + sqlq.Ident(name),
 		cols: cols, key: keyCols}
 	parts := make([]string, len(cols))
 	for i, c := range cols {
-		parts[i] = c.digestExpr()
+		parts[i] = digestExpr(c)
 	}
 	t.digest = "MD5(CONCAT_WS(',', " + strings.Join(parts, ", ") + "))"
 	if keyCols != nil {
 		exprs := make([]string, len(keyCols))
 		order := make([]string, len(keyCols))
 		for i, c := range keyCols {
-			exprs[i], order[i] = c.keyExpr(), c.ident()
+			exprs[i], order[i] = c.KeyExpr(), c.Ident()
 		}
 		t.keyExprs, t.order = strings.Join(exprs, ", "), strings.Join(order, ", ")
 		return t
@@ -159,7 +169,7 @@ func newTable(srcDB, dstDB, name string, cols, keyCols []column) *table {
 	t.display = cols[:min(len(cols), 4)]
 	exprs := make([]string, len(t.display))
 	for i, c := range t.display {
-		exprs[i] = "COALESCE(LEFT(" + c.keyExpr() + ", 64), 'NULL')"
+		exprs[i] = "COALESCE(LEFT(" + c.KeyExpr() + ", 64), 'NULL')"
 	}
 	t.dispExprs = strings.Join(exprs, ", ")
 	return t
@@ -178,7 +188,7 @@ func (t *table) boundary(ctx context.Context, q Querier, lo []string, size int) 
 	if !rows.Next() {
 		return nil, rows.Err()
 	}
-	vals, err := scanStrings(rows, len(t.key))
+	vals, err := tablekey.ScanStrings(rows, len(t.key))
 	if err != nil {
 		return nil, fmt.Errorf("find the chunks of %s: %w", t.name, err)
 	}
@@ -202,23 +212,9 @@ func (t *table) where(c chunk) string {
 	return " WHERE " + strings.Join(conds, " AND ")
 }
 
-// compare is (key) op (vals) in lexicographic order: strict on every column but the last, last
-// on the last one.
+// compare is (key) op (vals) in key order: see tablekey.Compare.
 func (t *table) compare(vals []string, strict, last string) string {
-	ors := make([]string, len(t.key))
-	for i := range t.key {
-		ands := make([]string, 0, i+1)
-		for j := 0; j < i; j++ {
-			ands = append(ands, t.key[j].ident()+" = "+t.key[j].literal(vals[j]))
-		}
-		op := strict
-		if i == len(t.key)-1 {
-			op = last
-		}
-		ands = append(ands, t.key[i].ident()+" "+op+" "+t.key[i].literal(vals[i]))
-		ors[i] = "(" + strings.Join(ands, " AND ") + ")"
-	}
-	return "(" + strings.Join(ors, " OR ") + ")"
+	return tablekey.Compare(t.key, vals, strict, last)
 }
 
 func (t *table) checksum(ctx context.Context, q Querier, from string, c chunk) (checksum, error) {
@@ -338,7 +334,7 @@ func (t *table) rows(ctx context.Context, q Querier, from string, c chunk) ([]ro
 	defer rs.Close()
 	var out []row
 	for rs.Next() {
-		vals, err := scanStrings(rs, 1+len(shown))
+		vals, err := tablekey.ScanStrings(rs, 1+len(shown))
 		if err != nil {
 			return nil, fmt.Errorf("read the rows of %s: %w", t.name, err)
 		}
@@ -346,29 +342,29 @@ func (t *table) rows(ctx context.Context, q Querier, from string, c chunk) ([]ro
 		for i, c := range shown {
 			v := vals[1+i]
 			if t.key == nil && v == "NULL" {
-				parts[i] = c.name + "=NULL"
+				parts[i] = c.Name + "=NULL"
 				continue
 			}
-			parts[i] = c.name + "=" + c.display(v)
+			parts[i] = c.Name + "=" + c.Display(v)
 		}
 		out = append(out, row{key: strings.Join(vals[1:], "\x00"), digest: vals[0], show: strings.Join(parts, ",")})
 	}
 	return out, rs.Err()
 }
 
-// scanStrings scans n columns of the current row as strings (NULL as "").
-func scanStrings(rows *sql.Rows, n int) ([]string, error) {
-	raw := make([]sql.RawBytes, n)
-	ptrs := make([]any, n)
-	for i := range raw {
-		ptrs[i] = &raw[i]
+// digestExpr is c's contribution to a row's digest: its bytes, as the source and the target
+// both render them, with NULL distinct from every value. Long types are hashed on their own so
+// that a row's digest never outgrows max_allowed_packet.
+func digestExpr(c tablekey.Column) string {
+	v := "CAST(" + c.Ident() + " AS BINARY)"
+	switch c.Type {
+	case "float":
+		v = "CAST(" + c.Ident() + "+0e0 AS BINARY)"
 	}
-	if err := rows.Scan(ptrs...); err != nil {
-		return nil, err
+	switch c.Type {
+	case "tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob", "json",
+		"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
+		return "COALESCE(MD5(" + v + "), 'N')"
 	}
-	out := make([]string, n)
-	for i, b := range raw {
-		out[i] = string(b)
-	}
-	return out, nil
+	return "COALESCE(HEX(" + v + "), 'N')"
 }

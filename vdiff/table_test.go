@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
 )
 
@@ -231,36 +230,5 @@ func TestCompareTable_schemaProblems(t *testing.T) {
 	}
 	if r := p.compare("cols", 10); r.Equal() || !strings.Contains(r.Problem, "columns differ: source (id, a, b), target (id, b, a)") {
 		t.Errorf("reordered columns: %+v, want a problem listing both", r)
-	}
-}
-
-// TestSourceSnapshot: on an idle source, the snapshot's position is the source's GTID position,
-// and its file and offset form in FilePos workflows.
-func TestSourceSnapshot(t *testing.T) {
-	p := newPair(t)
-	p.exec(p.src, "CREATE TABLE t (id int PRIMARY KEY)", "INSERT INTO t VALUES (1)")
-	var gtid string
-	if err := p.src.QueryRowContext(t.Context(), "SELECT @@GLOBAL.gtid_binlog_pos").Scan(&gtid); err != nil {
-		t.Fatal(err)
-	}
-	want, err := binlog.ParsePosition(gtid, "mariadb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, pos, err := sourceSnapshot(t.Context(), p.src, binlog.FlavorMariaDB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if !pos.Equal(want) {
-		t.Errorf("snapshot position %s, want the source's %s", pos, want)
-	}
-	s, pos, err = sourceSnapshot(t.Context(), p.src, binlog.FlavorFilePos)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if pos.Flavor != binlog.FlavorFilePos || pos.File == "" || pos.Offset < 4 {
-		t.Errorf("FilePos snapshot position %+v, want a file and an offset", pos)
 	}
 }

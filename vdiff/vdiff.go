@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/snapshot"
 	"github.com/vplayer/vplayer/sqlq"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -119,6 +120,9 @@ func (d *differ) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	d.rec = rec
+	if rec.State == workflow.StateCopying {
+		return nil, fmt.Errorf("workflow %s is copying its tables: its target is not complete yet; run the diff once vplayer status shows it Running", rec.Workflow)
+	}
 	// An older record table lacks the pause columns: Init adds them.
 	if err := d.store.Init(ctx); err != nil {
 		return nil, err
@@ -144,7 +148,7 @@ func (d *differ) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 
-	var src, dst *snapshot
+	var src, dst *snapshot.Snapshot
 	defer func() {
 		src.Close()
 		dst.Close()
@@ -162,7 +166,7 @@ func (d *differ) run(ctx context.Context) (*Report, error) {
 	rep.Pos = pos.String()
 	for _, name := range tables {
 		d.log.Info("comparing", "table", name)
-		r, err := CompareTable(ctx, src.conn, dst.conn, rep.SourceDB, rep.TargetDB, name, d.cfg.Options)
+		r, err := CompareTable(ctx, src.Conn, dst.Conn, rep.SourceDB, rep.TargetDB, name, d.cfg.Options)
 		if err != nil {
 			return nil, fmt.Errorf("compare %s: %w", name, err)
 		}
@@ -207,7 +211,7 @@ func (d *differ) tables(ctx context.Context, db string, replicated []string) ([]
 
 // pauseRunning holds the running stream at the source snapshot's position and takes the target
 // snapshot there. The pause is cleared before it returns, whatever happens.
-func (d *differ) pauseRunning(ctx context.Context, flavor, owner string) (src, dst *snapshot, pos binlog.Position, err error) {
+func (d *differ) pauseRunning(ctx context.Context, flavor, owner string) (src, dst *snapshot.Snapshot, pos binlog.Position, err error) {
 	id := d.rec.ID
 	if err := d.store.RequestPause(ctx, id, d.cfg.PauseLease); err != nil {
 		return nil, nil, pos, err
@@ -226,7 +230,7 @@ func (d *differ) pauseRunning(ctx context.Context, flavor, owner string) (src, d
 	if _, err := d.wait(ctx, "the running vplayer to pause", func(c workflow.Control) bool { return c.Pause == workflow.PauseHeld }); err != nil {
 		return nil, nil, pos, err
 	}
-	src, pos, err = sourceSnapshot(ctx, d.cfg.Source, flavor)
+	src, pos, err = snapshot.Source(ctx, d.cfg.Source, flavor)
 	if err != nil {
 		return nil, nil, pos, err
 	}
@@ -255,8 +259,8 @@ func (d *differ) pauseRunning(ctx context.Context, flavor, owner string) (src, d
 
 // catchUp takes the source snapshot and, when the target is behind it, applies the workflow up
 // to its position in this process, then takes the target snapshot.
-func (d *differ) catchUp(ctx context.Context, start binlog.Position) (src, dst *snapshot, pos binlog.Position, err error) {
-	src, pos, err = sourceSnapshot(ctx, d.cfg.Source, start.Flavor)
+func (d *differ) catchUp(ctx context.Context, start binlog.Position) (src, dst *snapshot.Snapshot, pos binlog.Position, err error) {
+	src, pos, err = snapshot.Source(ctx, d.cfg.Source, start.Flavor)
 	if err != nil {
 		return nil, nil, pos, err
 	}
@@ -296,14 +300,14 @@ func (d *differ) catchUp(ctx context.Context, start binlog.Position) (src, dst *
 
 // targetAt takes the target snapshot and checks that the record, read inside it, is exactly at
 // pos.
-func (d *differ) targetAt(ctx context.Context, pos binlog.Position) (*snapshot, error) {
-	dst, err := targetSnapshot(ctx, d.cfg.Target)
+func (d *differ) targetAt(ctx context.Context, pos binlog.Position) (*snapshot.Snapshot, error) {
+	dst, err := snapshot.Target(ctx, d.cfg.Target)
 	if err != nil {
 		return nil, err
 	}
 	var got string
 	q := "SELECT pos FROM " + sqlq.Ident(d.store.Sidecar()) + ".vreplication WHERE id = ?"
-	if err := dst.conn.QueryRowContext(ctx, q, d.rec.ID).Scan(&got); err != nil {
+	if err := dst.Conn.QueryRowContext(ctx, q, d.rec.ID).Scan(&got); err != nil {
 		dst.Close()
 		return nil, fmt.Errorf("target snapshot: read the workflow's position: %w", err)
 	}

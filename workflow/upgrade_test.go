@@ -10,7 +10,7 @@ import (
 )
 
 // TestInit_upgradesConcurrently: processes starting together on a record table an older vplayer
-// created (without the lease and pause columns) all start: each adds the missing columns or finds
+// created (without the lease and pause columns, and no copy_state table) all start: each adds the missing columns or finds
 // another process added them, and the workflow's record survives.
 func TestInit_upgradesConcurrently(t *testing.T) {
 	_, target := mysqltest.Pair(t)
@@ -58,6 +58,14 @@ WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'vreplication'`, sidecar).Scan(&cols); e
 		if !strings.Contains(","+cols+",", ","+want+",") {
 			t.Errorf("vreplication columns %s lack %s", cols, want)
 		}
+	}
+	// The copy phase's state table is new too: Init creates it beside the old record table.
+	var n int
+	if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'copy_state'", sidecar).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("after the upgrade, %s has %d copy_state tables, want 1", sidecar, n)
 	}
 	r, err := workflow.New(db, sidecar).Get(t.Context(), "orders")
 	if err != nil || r.Pos != "MariaDB/0-1-7" || r.State != "Stopped" {

@@ -118,6 +118,7 @@ func (s *Store) Init(ctx context.Context) error {
   PRIMARY KEY (id),
   KEY vrepl_id (vrepl_id)
 ) ENGINE=InnoDB`,
+		fmt.Sprintf(copyStateTable, s.table("copy_state")),
 	}
 	for _, q := range stmts {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
@@ -200,15 +201,20 @@ func (s *Store) List(ctx context.Context) ([]Record, error) {
 }
 
 // Create inserts r unless a record for r.Workflow exists, and returns the workflow's record as it
-// stands afterwards (the existing one when there was one) and whether it was created.
+// stands afterwards (the existing one when there was one) and whether it was created. The new
+// record's state is r.State, StateInit when empty.
 func (s *Store) Create(ctx context.Context, r Record) (Record, bool, error) {
+	state := r.State
+	if state == "" {
+		state = StateInit
+	}
 	var stop any
 	if r.StopPos != "" {
 		stop = r.StopPos
 	}
 	res, err := s.db.ExecContext(ctx, "INSERT IGNORE INTO "+s.table("vreplication")+
 		" (workflow, source, pos, stop_pos, db_name, state, message, time_updated, options) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?)",
-		r.Workflow, r.Source, r.Pos, stop, r.DBName, StateInit, time.Now().Unix(), r.Options)
+		r.Workflow, r.Source, r.Pos, stop, r.DBName, state, time.Now().Unix(), r.Options)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("create workflow %s: %w", r.Workflow, err)
 	}

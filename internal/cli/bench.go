@@ -21,9 +21,9 @@ func newBenchFlags(stderr io.Writer) (*pflag.FlagSet, *bench.Options) {
 	fs := pflag.NewFlagSet("vplayer bench", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
-	fs.StringVar(&o.Mode, "mode", bench.ModeAll, "what to measure: catchup (OLTP write backlog), insert (insert-only backlog), lag (p50/p99 lag at a fixed source rate) or all")
+	fs.StringVar(&o.Mode, "mode", bench.ModeAll, "what to measure: catchup (OLTP write backlog), insert (insert-only backlog), lag (p50/p99 lag at a fixed source rate), all (those three), or copy (the copy phase on an empty target beside mariadb-dump | mariadb and mydumper/myloader)")
 	fs.IntVar(&o.Transactions, "transactions", 0, fmt.Sprintf("transactions in each backlog (default %d; %d with --quick)", bench.DefaultTransactions, bench.DefaultQuickTransactions))
-	fs.IntVar(&o.RowsPerTable, "rows-per-table", 0, fmt.Sprintf("rows in each of the 4 tables before the backlog (default %d; %d with --quick)", bench.DefaultRowsPerTable, bench.DefaultQuickRowsPerTable))
+	fs.IntVar(&o.RowsPerTable, "rows-per-table", 0, fmt.Sprintf("rows in each of the 4 tables before the backlog (default %d; %d with --quick; copy mode: %d, %d with --quick)", bench.DefaultRowsPerTable, bench.DefaultQuickRowsPerTable, bench.DefaultCopyRowsPerTable, bench.DefaultQuickCopyRowsPerTable))
 	fs.IntVar(&o.Rate, "rate", bench.DefaultRate, "lag mode: source transactions per second")
 	fs.DurationVar(&o.Duration, "duration", 0, fmt.Sprintf("lag mode: how long the source writes while each applier is measured (default %v; %v with --quick)", bench.DefaultDuration, bench.DefaultQuickDuration))
 	fs.BoolVar(&o.Quick, "quick", false, "small backlogs and a short lag run: the whole benchmark in about a minute")

@@ -20,7 +20,8 @@ type snapshotter interface {
 }
 
 // logProgress logs a progress line every interval while the stream is Running, until ctx ends:
-// totals, the rate since the previous line, lag and the relay log's fill.
+// totals, the rate since the previous line, lag and the relay log's fill; while it is Copying, the
+// rows copied, their rate and the tables remaining.
 func logProgress(ctx context.Context, log *slog.Logger, src snapshotter, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -44,6 +45,16 @@ func logProgress(ctx context.Context, log *slog.Logger, src snapshotter, interva
 				"relay_log_items", fmt.Sprintf("%d/%d", s.RelayItems, s.RelayMaxItems),
 				"relay_log_bytes", fmt.Sprintf("%d/%d", s.RelayBytes, s.RelayMaxBytes),
 				"heartbeats_pending", s.HeartbeatsPending,
+			)
+		}
+		if s.State == workflow.StateCopying {
+			secs := at.Sub(prevAt).Seconds()
+			log.Info("copy progress",
+				"rows_copied", s.CopyRows,
+				"rows_per_second", round1(float64(s.CopyRows-prev.CopyRows)/secs),
+				"tables_remaining", s.CopyTablesRemaining,
+				"copy_seconds", round1(s.CopyTime.Seconds()),
+				"lag_seconds", round1(s.Lag.Seconds()),
 			)
 		}
 		prev, prevAt = s, at

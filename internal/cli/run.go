@@ -36,6 +36,7 @@ type runFlags struct {
 	sourceTLS, targetTLS                         tlsFlags
 	serverID                                     uint32
 	leaseTTL                                     time.Duration
+	copyChunkRows, copyChunkBytes, copyWriters   int
 }
 
 func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
@@ -50,7 +51,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.StringVar(&f.sourceDB, "source-db", "", "source database to replicate (default: the --source DSN's database)")
 	fs.StringVar(&f.targetDB, "target-db", "", "target database (default: the --target DSN's database, else the source database)")
 	fs.StringSliceVar(&f.tables, "tables", nil, "tables to replicate: names and /regex/ entries, comma-separated (default: all)")
-	fs.StringVar(&f.startPos, "start-pos", "", "where a new workflow starts: current, a GTID set (optionally Flavor/-prefixed) or file:pos (default current)")
+	fs.StringVar(&f.startPos, "start-pos", "", "where a new workflow starts: current, a GTID set (optionally Flavor/-prefixed) or file:pos; without it a new workflow copies the tables first (created on the target when missing), then replicates")
 	fs.StringVar(&f.stopPos, "stop-pos", "", "apply up to and including this position, then stop with state Stopped and exit 0")
 	fs.DurationVar(&f.progressDeadline, "vplayer-progress-deadline", d.ProgressDeadline, "fail the stream when no progress is made for this long (0 turns the relay log and applier detectors off)")
 	fs.DurationVar(&f.heartbeatInterval, "heartbeat-update-interval", d.HeartbeatInterval, "how often an idle stream records time_heartbeat, and that write's deadline (at most 60s)")
@@ -68,6 +69,9 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.StringVar(&f.sidecar, "sidecar-db", d.Sidecar, "target database holding the vreplication record tables")
 	f.sourceTLS.register(fs, "source")
 	f.targetTLS.register(fs, "target")
+	fs.IntVar(&f.copyChunkRows, "copy-chunk-rows", d.CopyChunkRows, "copy phase: rows of one chunk, one target transaction")
+	fs.IntVar(&f.copyChunkBytes, "copy-chunk-bytes", d.CopyChunkBytes, "copy phase: bytes of one chunk's INSERTs")
+	fs.IntVar(&f.copyWriters, "copy-writers", d.CopyWriters, "copy phase: target sessions writing chunks of different tables at once")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", d.LeaseTTL, "workflow ownership lease: a standby takes over this long after the owner stops renewing it")
 	return fs, f
 }
@@ -107,6 +111,9 @@ func (f *runFlags) settings() stream.Config {
 		AllowTargetTriggers:   f.allowTriggers,
 		ServerID:              f.serverID,
 		LeaseTTL:              f.leaseTTL,
+		CopyChunkRows:         f.copyChunkRows,
+		CopyChunkBytes:        f.copyChunkBytes,
+		CopyWriters:           f.copyWriters,
 	}
 }
 

@@ -74,11 +74,12 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		copies := readCopies(ctx, store, recs)
 		now := time.Now()
 		if *asJSON {
-			return renderStatusJSON(w, recs, now)
+			return renderStatusJSONCopies(w, recs, copies, now)
 		}
-		return renderStatusTable(w, recs, now)
+		return renderStatusTableCopies(w, recs, copies, now)
 	}
 	if !*watchIt {
 		return show(context.Background(), stdout)

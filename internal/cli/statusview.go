@@ -39,6 +39,13 @@ func age(t int64, now time.Time) (int64, bool) {
 // renderStatusTable prints one line per record: workflow, state, lag, the age of the last update
 // and heartbeat, the position (abbreviated) and the message (on one line).
 func renderStatusTable(w io.Writer, recs []workflow.Record, now time.Time) error {
+	return renderStatusTableCopies(w, recs, nil, now)
+}
+
+// renderStatusTableCopies is renderStatusTable followed, for each workflow with a copy in
+// progress in copies (by record id), by one line per table of its copy.
+func renderStatusTableCopies(w io.Writer, recs []workflow.Record, copies map[int64][]workflow.TableCopy, now time.Time) error {
+	defer renderCopies(w, recs, copies, now)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKFLOW\tSTATE\tLAG\tUPDATED\tHEARTBEAT\tPOS\tMESSAGE")
 	for _, r := range recs {
@@ -109,6 +116,8 @@ type statusJSON struct {
 	HeartbeatAgeSeconds  *int64          `json:"heartbeat_age_seconds"`
 	Source               json.RawMessage `json:"source,omitempty"`
 	Options              json.RawMessage `json:"options,omitempty"`
+	// Copy is the copy phase's progress, per table, while the workflow copies.
+	Copy []copyJSON `json:"copy,omitempty"`
 }
 
 func toStatusJSON(r workflow.Record, now time.Time) statusJSON {
@@ -134,9 +143,17 @@ func toStatusJSON(r workflow.Record, now time.Time) statusJSON {
 
 // renderStatusJSON prints the records as a JSON array.
 func renderStatusJSON(w io.Writer, recs []workflow.Record, now time.Time) error {
+	return renderStatusJSONCopies(w, recs, nil, now)
+}
+
+// renderStatusJSONCopies is renderStatusJSON with each copy in progress in copies (by record id).
+func renderStatusJSONCopies(w io.Writer, recs []workflow.Record, copies map[int64][]workflow.TableCopy, now time.Time) error {
 	out := make([]statusJSON, len(recs))
 	for i, r := range recs {
 		out[i] = toStatusJSON(r, now)
+		for _, c := range copies[r.ID] {
+			out[i].Copy = append(out[i].Copy, toCopyJSON(c))
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -1,4 +1,8 @@
-package vdiff
+// Package snapshot opens consistent snapshots: a read-only REPEATABLE READ transaction on a
+// connection of its own, and on a source the binlog position the snapshot corresponds to, taken
+// without a long lock (MariaDB reports it; MySQL needs FLUSH TABLES WITH READ LOCK held only
+// while the transaction starts). vplayer diff and the copy phase share it.
+package snapshot
 
 import (
 	"context"
@@ -9,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/tablekey"
 )
 
 // snapshotSetup makes a snapshot session read what the other side reads: TIMESTAMP values in
@@ -37,21 +42,22 @@ func beginSnapshot(ctx context.Context, conn *sql.Conn) error {
 	return nil
 }
 
-// snapshot is a read-only transaction on a connection of its own.
-type snapshot struct {
-	conn *sql.Conn
+// Snapshot is a read-only transaction on a connection of its own. Conn runs queries inside it;
+// Close ends it.
+type Snapshot struct {
+	Conn *sql.Conn
 }
 
 // Close ends the transaction and returns the connection.
-func (s *snapshot) Close() {
-	if s == nil || s.conn == nil {
+func (s *Snapshot) Close() {
+	if s == nil || s.Conn == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s.conn.ExecContext(ctx, "ROLLBACK")
-	s.conn.Close()
-	s.conn = nil
+	s.Conn.ExecContext(ctx, "ROLLBACK")
+	s.Conn.Close()
+	s.Conn = nil
 }
 
 func openSnapshotConn(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
@@ -68,8 +74,9 @@ func openSnapshotConn(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
 	return conn, nil
 }
 
-// targetSnapshot opens a consistent snapshot on the target.
-func targetSnapshot(ctx context.Context, db *sql.DB) (*snapshot, error) {
+// Target opens a consistent snapshot on a server whose binlog position does not matter (a
+// workflow's target).
+func Target(ctx context.Context, db *sql.DB) (*Snapshot, error) {
 	conn, err := openSnapshotConn(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("target snapshot: %w", err)
@@ -78,10 +85,10 @@ func targetSnapshot(ctx context.Context, db *sql.DB) (*snapshot, error) {
 		conn.Close()
 		return nil, fmt.Errorf("target snapshot: %w", err)
 	}
-	return &snapshot{conn: conn}, nil
+	return &Snapshot{Conn: conn}, nil
 }
 
-// sourceSnapshot opens a consistent snapshot on the source and returns the binlog position it
+// Source opens a consistent snapshot on the source and returns the binlog position it
 // corresponds to, in the flavor of the workflow's positions (binlog.FlavorMariaDB, FlavorMySQL or
 // FlavorFilePos).
 //
@@ -89,12 +96,12 @@ func targetSnapshot(ctx context.Context, db *sql.DB) (*snapshot, error) {
 // binlog_snapshot_position) without any lock; BINLOG_GTID_POS turns them into a GTID position.
 // MySQL has no such status: the snapshot is taken under FLUSH TABLES WITH READ LOCK, held only
 // while the transaction starts and the position is read, as mysqldump --single-transaction does.
-func sourceSnapshot(ctx context.Context, db *sql.DB, flavor string) (*snapshot, binlog.Position, error) {
+func Source(ctx context.Context, db *sql.DB, flavor string) (*Snapshot, binlog.Position, error) {
 	conn, err := openSnapshotConn(ctx, db)
 	if err != nil {
 		return nil, binlog.Position{}, fmt.Errorf("source snapshot: %w", err)
 	}
-	s := &snapshot{conn: conn}
+	s := &Snapshot{Conn: conn}
 	var version string
 	if err := conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
 		s.Close()
@@ -174,7 +181,7 @@ func mysqlSnapshot(ctx context.Context, conn *sql.Conn, flavor string) (pos binl
 		if !rows.Next() {
 			return pos, errors.New("the source has no binary log")
 		}
-		vals, err := scanStrings(rows, mustColumns(rows))
+		vals, err := tablekey.ScanStrings(rows, mustColumns(rows))
 		if err != nil {
 			return pos, err
 		}

@@ -1,0 +1,177 @@
+package copier
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// batchRows is how many rows one read of a chunk fetches before the copier turns to the next
+// table of its group.
+const batchRows = 5000
+
+// stmtMargin is room kept in a round trip for what follows the last INSERT: the copy state's
+// statement (its last key included), the fence and COMMIT.
+const stmtMargin = 32 << 10
+
+// cursor is one table's chunk in a round: one target transaction on its writer, fed a batch of
+// rows at a time from the round's snapshot.
+type cursor struct {
+	c   *Copier
+	t   *table
+	st  workflow.TableCopy // the copy state the chunk starts from
+	pos string             // the round's snapshot position
+	w   *writer
+
+	buf     []byte
+	first   bool     // the chunk starts the table's copy: its counts start over
+	lastpk  []string // the last key read, nil before the first row of a table's copy
+	n       int64    // rows of the open transaction
+	chunk   int64    // rows of the chunk
+	inStmt  int64    // rows of the statement being built
+	bytes   int      // bytes of the open transaction's round trips
+	lenient bool     // the round trip writes an ENUM's error value
+	ended   bool     // the chunk is committed (queued)
+}
+
+// begin opens the chunk's transaction: BEGIN and the DELETE of the target's rows above the
+// table's last copied key.
+func (k *cursor) begin(ctx context.Context) error {
+	buf, err := k.w.buffer(ctx)
+	if err != nil {
+		return err
+	}
+	k.first, k.lastpk = k.st.LastPK == nil, append([]string(nil), k.st.LastPK...)
+	k.buf = append(append(buf, "BEGIN;"...), k.t.clear(k.st.LastPK)...)
+	k.w.txOpen.Store(true)
+	return nil
+}
+
+// batch reads up to limit more rows of the chunk (0: the rest of the table, for a table without
+// a key) into statements, and commits the chunk when it is full or the table has no more rows.
+func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
+	c, t := k.c, k.t
+	if limit > 0 {
+		limit = min(limit, c.cfg.ChunkRows-int(k.chunk))
+	}
+	c.running("SELECT " + t.src)
+	q := t.query(k.lastpk, limit)
+	rows, err := src.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("source: read rows: %w", err)
+	}
+	defer rows.Close()
+	ncols := len(t.cols) + len(t.key)
+	vals := make([]sql.RawBytes, ncols)
+	ptrs := make([]any, ncols)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	read, full := 0, false
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("source: read rows: %w", err)
+		}
+		read++
+		if k.inStmt == 0 {
+			if len(k.buf) > 0 {
+				k.buf = append(k.buf, ';')
+			}
+			k.buf = append(k.buf, t.head...)
+		} else {
+			k.buf = append(k.buf, ',')
+		}
+		var l bool
+		k.buf, l = t.appendRow(k.buf, vals)
+		k.lenient = k.lenient || l
+		k.inStmt++
+		k.n++
+		k.chunk++
+		if t.key != nil {
+			if k.lastpk == nil {
+				k.lastpk = make([]string, len(t.key))
+			}
+			for i := range t.key {
+				k.lastpk[i] = string(vals[len(t.cols)+i])
+			}
+		}
+		if len(k.buf) >= k.w.maxStmt-stmtMargin-len(k.buf)/int(k.inStmt) {
+			c.progressed()
+			if err := k.send(ctx, ""); err != nil {
+				return err
+			}
+		}
+		if k.bytes+len(k.buf) >= c.cfg.ChunkBytes {
+			if t.key != nil {
+				full = true
+				break // the chunk is full: the next one starts after lastpk
+			}
+			// A table without a key: commit what it has and go on with the same scan.
+			if err := k.commit(ctx, false); err != nil {
+				return err
+			}
+			k.buf = append(k.buf, "BEGIN"...)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("source: read rows: %w", err)
+	}
+	rows.Close()
+	c.progressed()
+	exhausted := limit == 0 || read < limit
+	if !full && !exhausted && k.chunk < int64(c.cfg.ChunkRows) {
+		return nil // more of this chunk at the table's next turn
+	}
+	done := exhausted && !full
+	if err := k.commit(ctx, done); err != nil {
+		return err
+	}
+	k.w.free <- k.buf[:0]
+	k.buf, k.ended = nil, true
+	if done {
+		c.cfg.logger().Info("table copied", "table", t.name)
+	}
+	return nil
+}
+
+// send queues the round trip built so far, then final (the copy state, fence and COMMIT).
+func (k *cursor) send(ctx context.Context, final string) error {
+	if final != "" {
+		k.buf = append(k.buf, ';')
+		k.buf = append(k.buf, final...)
+	}
+	if k.lenient {
+		k.buf = append(append([]byte("SET SESSION sql_mode = '"+sqlModeLenient+"';"), k.buf...), ";SET SESSION sql_mode = '"+sqlModeStrict+"'"...)
+	}
+	shape := "INSERT " + k.t.dst
+	if k.inStmt == 0 {
+		shape = "COMMIT"
+	}
+	k.bytes += len(k.buf)
+	if err := k.w.send(ctx, k.buf, shape, false); err != nil {
+		k.buf = nil
+		return err
+	}
+	k.inStmt, k.lenient = 0, false
+	var err error
+	k.buf, err = k.w.buffer(ctx)
+	return err
+}
+
+// commit queues the rest of the transaction with its copy state, the fence and COMMIT.
+func (k *cursor) commit(ctx context.Context, done bool) error {
+	c := k.c
+	lastpk := k.lastpk
+	if k.t.key == nil {
+		lastpk = nil
+	}
+	q := c.cfg.Store.ChunkSQL(c.cfg.ID, k.t.name, lastpk, k.pos, k.n, k.first, done, c.cfg.Now().Unix()) + ";" + c.cfg.Lease.FenceCheckSQL() + ";COMMIT"
+	if err := k.send(ctx, q); err != nil {
+		return err
+	}
+	c.pending.Add(k.n)
+	k.first, k.n, k.bytes = false, 0, 0
+	return nil
+}

@@ -1,0 +1,456 @@
+// Package copier copies a workflow's tables from the source to the target before it replicates
+// (SPEC 7a), online and resumable, in rounds:
+//
+//  1. open a consistent snapshot on the source and read the binlog position P it corresponds to
+//     (package snapshot: no lock on MariaDB);
+//  2. have the stream apply the binlog up to P and hold there (CatchUp): the target is then at P;
+//  3. for each table not done, copy one chunk from the snapshot in one target transaction:
+//     delete the target's rows above the table's last copied key, insert the next rows in key
+//     order (bounded in rows and bytes, multi-row INSERTs up to the statement limit), and record
+//     the new last key, the position P and the counts in the copy state, in that same transaction;
+//  4. close the snapshot: no read view outlives its round.
+//
+// Why it is exact. During the copy the stream applies every change of the binlog, idempotently
+// (the after image is written; a delete of an absent row is skipped). At every committed instant
+// the target is then, for the workflow's position P, exactly the source's rows at P up to each
+// table's last copied key, and above it a subset of the source's rows at P (rows the binlog wrote
+// since the copy began, with their values at P). A subset of a consistent state breaks no unique
+// key, so the idempotent writes never meet a conflict the source did not have; and the chunk's
+// DELETE removes that subset above the last key before the chunk inserts the source's rows at P.
+// When every table is done, the target equals the source at P, the stream's position: replication
+// goes on from P with nothing missing and nothing applied twice. A crash at any instant leaves a
+// committed state of that kind: the next attempt resumes from the record's position and the copy
+// state's last keys, and no committed chunk is copied again.
+//
+// A table without a usable key is copied in one scan of one snapshot, in several target
+// transactions while the stream holds; its copy starts again from the first row after a crash.
+package copier
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/snapshot"
+	"github.com/vplayer/vplayer/tablekey"
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// Defaults of Config's bounds.
+const (
+	DefaultChunkRows  = 100000
+	DefaultChunkBytes = 32 << 20
+	// DefaultStatementBytes bounds one INSERT; the target's max_allowed_packet bounds it too.
+	DefaultStatementBytes = 1 << 20
+	// DefaultWriters is how many tables' chunks are written at once.
+	DefaultWriters = 4
+)
+
+// packetOverhead is what a packet holds besides the statement's text.
+const packetOverhead = 1024
+
+// sessionSetup is the target session of the copy: bytes pass through untouched, TIMESTAMPs are
+// UTC, strict (a value the target cannot hold is an error, never a truncation) but accepting
+// invalid and zero dates, and foreign keys unchecked (tables are copied in name order; the source
+// checked them).
+var sessionSetup = []string{
+	"SET NAMES binary",
+	"SET SESSION time_zone = '+00:00'",
+	"SET SESSION sql_mode = '" + sqlModeStrict + "'",
+	"SET SESSION foreign_key_checks = 0",
+	"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+}
+
+const (
+	sqlModeStrict  = "STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
+	sqlModeLenient = "NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
+)
+
+// Config configures a Copier.
+type Config struct {
+	// Source and Target are pools to the two servers; Target must allow multi statements.
+	Source, Target     *sql.DB
+	SourceDB, TargetDB string
+	// Store is the target's record store, ID the workflow's record id.
+	Store *workflow.Store
+	ID    int64
+	// Lease fences each chunk's commit: a chunk of a process that lost the workflow fails.
+	Lease *workflow.Lease
+	// Flavor is the flavor of the workflow's positions (binlog.FlavorMariaDB, FlavorMySQL or
+	// FlavorFilePos); MySQLSource says the source is MySQL (its JSON is not a string).
+	Flavor      string
+	MySQLSource bool
+	// ChunkRows and ChunkBytes bound one chunk: its rows, and the bytes of its INSERTs.
+	ChunkRows, ChunkBytes int
+	// StatementBytes bounds one INSERT statement (and so one round trip).
+	StatementBytes int
+	// Writers is how many target sessions write chunks, of different tables, at once (default
+	// DefaultWriters).
+	Writers int
+	Logger  *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (c Config) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.Default()
+	}
+	return c.Logger
+}
+
+// CatchUp applies the binlog up to and including pos and returns once all of it is committed on
+// the target and the stream holds there, applying nothing more until the next CatchUp or the end
+// of the copy.
+type CatchUp func(ctx context.Context, pos binlog.Position) error
+
+// Work is what the copier is doing at one instant, for the stall watchdog: zero times mean "not
+// at all".
+type Work struct {
+	// ProgressSince is when the copier, holding work (a chunk it reads or writes), last made
+	// progress: read a batch of rows or completed a round trip.
+	ProgressSince time.Time
+	// Statement is the shape of the statement in flight (never values), StatementSince when it
+	// started.
+	Statement      string
+	StatementSince time.Time
+}
+
+// Copier copies the tables of one workflow.
+type Copier struct {
+	cfg Config
+
+	rows      atomic.Int64 // rows this copier committed, for metrics
+	remaining atomic.Int64 // tables not done, as last committed
+	beganAt   atomic.Int64 // unix nanos when Run began; 0 before
+	endedAt   atomic.Int64 // unix nanos when Run returned; 0 before
+
+	progressSince  atomic.Int64
+	statement      atomic.Pointer[string]
+	statementSince atomic.Int64
+
+	mu    sync.Mutex
+	state []workflow.TableCopy // the copy state, as committed
+
+	writers atomic.Pointer[[]*writer] // set by Run, read by Work
+	pending atomic.Int64              // rows of the round's chunks queued, not yet known committed
+}
+
+// New returns a copier; nothing is connected until Run.
+func New(cfg Config) *Copier {
+	if cfg.ChunkRows <= 0 {
+		cfg.ChunkRows = DefaultChunkRows
+	}
+	if cfg.ChunkBytes <= 0 {
+		cfg.ChunkBytes = DefaultChunkBytes
+	}
+	if cfg.StatementBytes <= 0 {
+		cfg.StatementBytes = DefaultStatementBytes
+	}
+	if cfg.Writers <= 0 {
+		cfg.Writers = DefaultWriters
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Copier{cfg: cfg}
+}
+
+// RowsCopied counts the rows this copier committed.
+func (c *Copier) RowsCopied() int64 { return c.rows.Load() }
+
+// TablesRemaining counts the tables whose copy is not done, as last committed. O(1).
+func (c *Copier) TablesRemaining() int64 { return c.remaining.Load() }
+
+// Elapsed is how long Run has run at now (until it returned, once it has). O(1).
+func (c *Copier) Elapsed(now time.Time) time.Duration {
+	b := c.beganAt.Load()
+	if b == 0 {
+		return 0
+	}
+	if e := c.endedAt.Load(); e != 0 {
+		return time.Duration(e - b)
+	}
+	return max(now.Sub(time.Unix(0, b)), 0)
+}
+
+func (c *Copier) setState(state []workflow.TableCopy) {
+	c.mu.Lock()
+	c.state = state
+	c.mu.Unlock()
+	n := 0
+	for _, t := range state {
+		if !t.Done {
+			n++
+		}
+	}
+	c.remaining.Store(int64(n))
+}
+
+// State returns the copy state as last committed (or read at the start).
+func (c *Copier) State() []workflow.TableCopy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]workflow.TableCopy(nil), c.state...)
+}
+
+// Work reports what the copier is doing now. O(1).
+// A round trip in flight for longer than any other progress is what the copy waits on.
+func (c *Copier) Work() Work {
+	w := Work{ProgressSince: unixNano(c.progressSince.Load()), StatementSince: unixNano(c.statementSince.Load())}
+	if p := c.statement.Load(); p != nil {
+		w.Statement = *p
+	}
+	if ws := c.writers.Load(); ws != nil {
+		var oldest int64
+		var shape *string
+		for _, wr := range *ws {
+			if since := wr.statementSince.Load(); since != 0 && (oldest == 0 || since < oldest) {
+				if p := wr.statement.Load(); p != nil {
+					oldest, shape = since, p
+				}
+			}
+		}
+		if oldest != 0 {
+			w.ProgressSince, w.StatementSince, w.Statement = time.Unix(0, oldest), time.Unix(0, oldest), *shape
+		}
+	}
+	return w
+}
+
+func unixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func (c *Copier) progressed() { c.progressSince.Store(c.cfg.Now().UnixNano()) }
+
+func (c *Copier) running(shape string) {
+	c.statement.Store(&shape)
+	c.statementSince.Store(c.cfg.Now().UnixNano())
+}
+
+func (c *Copier) idle() {
+	c.progressSince.Store(0)
+	c.statement.Store(nil)
+	c.statementSince.Store(0)
+}
+
+// Done reports whether every table of state is copied.
+func Done(state []workflow.TableCopy) bool {
+	for _, t := range state {
+		if !t.Done {
+			return false
+		}
+	}
+	return true
+}
+
+// Run copies every table not done, in rounds (see the package comment), and returns nil once all
+// are done. On an error, any open chunk transaction is rolled back by killing its session over
+// another connection, so that its locks go at once.
+func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
+	c.beganAt.Store(c.cfg.Now().UnixNano())
+	defer func() { c.endedAt.Store(c.cfg.Now().UnixNano()) }()
+	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
+	if err != nil {
+		return err
+	}
+	c.setState(state)
+	if Done(state) {
+		return nil
+	}
+	ws := make([]*writer, 0, c.cfg.Writers)
+	var wg sync.WaitGroup
+	defer func() {
+		for _, w := range ws {
+			close(w.jobs)
+		}
+		wg.Wait()
+		for _, w := range ws {
+			w.release(err)
+		}
+	}()
+	for range c.cfg.Writers {
+		w, err := c.newWriter(ctx)
+		if err != nil {
+			return err
+		}
+		ws = append(ws, w)
+		wg.Go(func() { w.run(ctx) })
+	}
+	c.writers.Store(&ws)
+	tables := map[string]*table{}
+	c.pending.Store(0)
+	for !Done(c.State()) {
+		if err := c.round(ctx, catchUp, tables, ws); err != nil {
+			return err
+		}
+	}
+	c.cfg.logger().Info("copy done", "rows", c.rows.Load(), "seconds", c.Elapsed(c.cfg.Now()).Seconds())
+	return nil
+}
+
+// round is one snapshot: the catch-up to its position and a chunk of each table not done.
+func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*table, ws []*writer) error {
+	snap, pos, err := snapshot.Source(ctx, c.cfg.Source, c.cfg.Flavor)
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+	if _, err := snap.Conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
+		return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
+	}
+	// More readers, one per writer: snapshots at exactly the same binlog position see the same
+	// committed transactions, so each reads its table as the first one would. A snapshot at
+	// another position (the source committed in between) is not used.
+	readers := []*sql.Conn{snap.Conn}
+	notDone := 0
+	for _, st := range c.State() {
+		if !st.Done {
+			notDone++
+		}
+	}
+	for len(readers) < min(len(ws), notDone) {
+		more, at, err := snapshot.Source(ctx, c.cfg.Source, c.cfg.Flavor)
+		if err != nil {
+			return err
+		}
+		defer more.Close()
+		if !at.Equal(pos) {
+			break
+		}
+		if _, err := more.Conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
+			return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
+		}
+		readers = append(readers, more.Conn)
+	}
+	if err := catchUp(ctx, pos); err != nil {
+		return err
+	}
+	// The tables with a key go in groups of one per writer, their chunks read in turns, a batch
+	// of rows at a time, so that every writer has rows to write; a table without a key is one
+	// scan, alone.
+	var keyed, keyless []*cursor
+	for _, st := range c.State() {
+		if st.Done {
+			continue
+		}
+		t := tables[st.Table]
+		if t == nil {
+			if t, err = loadTable(ctx, snap.Conn, c.cfg.SourceDB, c.cfg.TargetDB, st.Table, c.cfg.MySQLSource); err != nil {
+				return err
+			}
+			tables[st.Table] = t
+			if t.key == nil {
+				c.cfg.logger().Warn("table has no primary key and no unique key over NOT NULL columns: it is copied in one consistent scan, which starts again from its first row if the copy is interrupted",
+					"table", c.cfg.SourceDB+"."+st.Table)
+			}
+		}
+		cur := &cursor{c: c, t: t, st: st, pos: pos.String()}
+		if t.key == nil {
+			keyless = append(keyless, cur)
+		} else {
+			keyed = append(keyed, cur)
+		}
+	}
+	c.progressed()
+	defer c.idle()
+	for len(keyed) > 0 {
+		group := keyed[:min(len(keyed), len(ws))]
+		keyed = keyed[len(group):]
+		for i, cur := range group {
+			cur.w = ws[i]
+			if err := cur.begin(ctx); err != nil {
+				return err
+			}
+		}
+		if len(readers) >= len(group) {
+			// A reader per table: the chunks are read at once.
+			var g errgroup.Group
+			for i, cur := range group {
+				g.Go(func() error {
+					for !cur.ended {
+						if err := cur.batch(ctx, readers[i], batchRows); err != nil {
+							return fmt.Errorf("copy %s: %w", cur.t.name, err)
+						}
+					}
+					return nil
+				})
+			}
+			if err := g.Wait(); err != nil {
+				return err
+			}
+			continue
+		}
+		for active := len(group); active > 0; {
+			active = 0
+			for _, cur := range group {
+				if cur.ended {
+					continue
+				}
+				if err := cur.batch(ctx, snap.Conn, batchRows); err != nil {
+					return fmt.Errorf("copy %s: %w", cur.t.name, err)
+				}
+				if !cur.ended {
+					active++
+				}
+			}
+		}
+	}
+	for _, cur := range keyless {
+		cur.w = ws[0]
+		if err := cur.begin(ctx); err != nil {
+			return err
+		}
+		if err := cur.batch(ctx, snap.Conn, 0); err != nil {
+			return fmt.Errorf("copy %s: %w", cur.t.name, err)
+		}
+	}
+	// Every chunk of the round commits before the stream may move on to the next snapshot.
+	for _, w := range ws {
+		if err := w.send(ctx, nil, "", true); err != nil {
+			return err
+		}
+		w.txOpen.Store(false)
+	}
+	c.rows.Add(c.pending.Swap(0))
+	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
+	if err != nil {
+		return err
+	}
+	c.setState(state)
+	return nil
+}
+
+// Message is the record's message for a copy in progress: per table, rows copied of those
+// estimated, and the tables done.
+func Message(state []workflow.TableCopy) string {
+	var b strings.Builder
+	done := 0
+	for _, t := range state {
+		if t.Done {
+			done++
+		}
+	}
+	fmt.Fprintf(&b, "copying: %d of %d tables done", done, len(state))
+	for _, t := range state {
+		if t.Done {
+			continue
+		}
+		fmt.Fprintf(&b, "; %s %d/~%d rows", t.Table, t.Rows, t.Estimated)
+	}
+	return b.String()
+}
+
+var _ tablekey.Querier = (*sql.Conn)(nil)

@@ -1,0 +1,62 @@
+package copier
+
+import (
+	"testing"
+	"time"
+
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// TestCopier_Work: the watchdog sees the oldest round trip in flight on any writer, whatever the
+// reader did since, and the reader's own progress when no round trip is in flight.
+func TestCopier_Work(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0
+	c := New(Config{Now: func() time.Time { return now }})
+	if w := c.Work(); !w.ProgressSince.IsZero() || w.Statement != "" {
+		t.Errorf("idle copier: %+v, want no work", w)
+	}
+	c.progressed()
+	c.running("SELECT `db`.`t`")
+	if w := c.Work(); !w.ProgressSince.Equal(t0) || w.Statement != "SELECT `db`.`t`" {
+		t.Errorf("reading: %+v, want progress at t0 in the SELECT", w)
+	}
+	a, b := &writer{c: c}, &writer{c: c}
+	ws := []*writer{a, b}
+	c.writers.Store(&ws)
+	sa, sb := "INSERT `db`.`a`", "INSERT `db`.`b`"
+	a.statement.Store(&sa)
+	a.statementSince.Store(t0.Add(time.Second).UnixNano())
+	b.statement.Store(&sb)
+	b.statementSince.Store(t0.Add(2 * time.Second).UnixNano())
+	now = t0.Add(3 * time.Second)
+	c.progressed() // the reader moves on while a's INSERT waits
+	w := c.Work()
+	if !w.ProgressSince.Equal(t0.Add(time.Second)) || w.Statement != sa {
+		t.Errorf("two writers busy: %+v, want a's INSERT since t0+1s", w)
+	}
+	a.statementSince.Store(0)
+	a.statement.Store(nil)
+	if w := c.Work(); !w.ProgressSince.Equal(t0.Add(2*time.Second)) || w.Statement != sb {
+		t.Errorf("b busy: %+v, want b's INSERT since t0+2s", w)
+	}
+	b.statementSince.Store(0)
+	b.statement.Store(nil)
+	c.idle()
+	if w := c.Work(); !w.ProgressSince.IsZero() {
+		t.Errorf("between rounds: %+v, want no work", w)
+	}
+}
+
+func TestMessage(t *testing.T) {
+	got := Message([]workflow.TableCopy{
+		{Table: "a", Rows: 10, Estimated: 10, Done: true},
+		{Table: "b", Rows: 5, Estimated: 100},
+	})
+	if want := "copying: 1 of 2 tables done; b 5/~100 rows"; got != want {
+		t.Errorf("Message()=%q, want %q", got, want)
+	}
+	if Done(nil) != true || Done([]workflow.TableCopy{{Done: false}}) {
+		t.Errorf("Done: want true for none, false for a table not done")
+	}
+}

@@ -1,0 +1,183 @@
+package copier
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/tablekey"
+)
+
+// value says how a column's values are read from the source and written to the target, exactly.
+type value uint8
+
+const (
+	// valueNumber: read as the server prints it, written unquoted (integers, DECIMAL, DOUBLE,
+	// YEAR; FLOAT read as a DOUBLE, ENUM as its index).
+	valueNumber value = iota + 1
+	// valueBits: BIT, read as its bytes, written as X'..'.
+	valueBits
+	// valueBytes: everything else (strings, BLOBs, temporal types in UTC, SET, spatial values),
+	// read as its bytes under SET NAMES binary and written as a binary string, which stores the
+	// bytes untouched under the target's SET NAMES binary.
+	valueBytes
+	// valueJSON: MySQL's JSON, read as its text and written with a utf8mb4 introducer (MySQL
+	// refuses JSON from a binary string). MariaDB's JSON is LONGTEXT: valueBytes.
+	valueJSON
+	// valueEnum: ENUM, read as its index; 0 is the error value a non-strict source stores, which
+	// only a non-strict session writes back.
+	valueEnum
+)
+
+// column is one written column of a copied table.
+type column struct {
+	name  string
+	expr  string // what the source SELECT reads
+	value value
+}
+
+// table is the SQL of one table's copy.
+type table struct {
+	name     string
+	src, dst string // qualified, quoted names
+	cols     []column
+	key      []tablekey.Column // nil: no usable key
+	keyExprs string
+	order    string
+	head     string // INSERT INTO dst (cols) VALUES
+	selects  string // the SELECT list: the columns, then the key as tablekey reads it
+}
+
+// loadTable describes table name of srcDB as the copy reads it on the source (q, a snapshot) and
+// writes it to dstDB.
+func loadTable(ctx context.Context, q tablekey.Querier, srcDB, dstDB, name string, mysqlJSON bool) (*table, error) {
+	rows, err := q.QueryContext(ctx, "SELECT COLUMN_NAME, DATA_TYPE, COALESCE(CHARACTER_SET_NAME, ''), EXTRA FROM information_schema.COLUMNS"+
+		" WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION", srcDB, name)
+	if err != nil {
+		return nil, fmt.Errorf("read the columns of %s.%s: %w", srcDB, name, err)
+	}
+	var all []tablekey.Column
+	t := &table{name: name, src: sqlq.Ident(srcDB) + "." + sqlq.Ident(name), dst: sqlq.Ident(dstDB) + "." + sqlq.Ident(name)}
+	for rows.Next() {
+		var cname, typ, cs, extra string
+		if err := rows.Scan(&cname, &typ, &cs, &extra); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read the columns of %s.%s: %w", srcDB, name, err)
+		}
+		kc := tablekey.NewColumn(cname, typ, cs)
+		all = append(all, kc)
+		extra = strings.ToUpper(extra)
+		if strings.Contains(extra, "VIRTUAL") || strings.Contains(extra, "STORED") || strings.Contains(extra, "PERSISTENT") {
+			continue // generated: the target computes it
+		}
+		t.cols = append(t.cols, newColumn(kc, mysqlJSON))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the columns of %s.%s: %w", srcDB, name, err)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("table %s.%s does not exist on the source", srcDB, name)
+	}
+	key, _, err := tablekey.Key(ctx, q, srcDB, name, all)
+	if err != nil {
+		return nil, err
+	}
+	t.key = key
+	names := make([]string, len(t.cols))
+	exprs := make([]string, len(t.cols), len(t.cols)+len(key))
+	for i, c := range t.cols {
+		names[i], exprs[i] = sqlq.Ident(c.name), c.expr
+	}
+	t.head = "INSERT INTO " + t.dst + " (" + strings.Join(names, ",") + ") VALUES "
+	if key != nil {
+		ke := make([]string, len(key))
+		order := make([]string, len(key))
+		for i, c := range key {
+			ke[i], order[i] = c.KeyExpr(), c.Ident()
+		}
+		t.keyExprs, t.order = strings.Join(ke, ", "), strings.Join(order, ", ")
+		exprs = append(exprs, ke...)
+	}
+	t.selects = strings.Join(exprs, ", ")
+	return t, nil
+}
+
+func newColumn(c tablekey.Column, mysqlJSON bool) column {
+	out := column{name: c.Name, expr: c.Ident(), value: valueBytes}
+	switch c.Type {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric", "double", "real", "year":
+		out.value = valueNumber
+	case "float":
+		out.value, out.expr = valueNumber, c.Ident()+"+0e0" // DOUBLE prints every FLOAT exactly; FLOAT's own text does not
+	case "enum":
+		out.value, out.expr = valueEnum, c.Ident()+"+0"
+	case "bit":
+		out.value = valueBits
+	case "json":
+		if mysqlJSON {
+			out.value = valueJSON
+		}
+	}
+	return out
+}
+
+// query is the SELECT of a chunk: the rows above lastpk (nil: from the start) in key order, at
+// most limit of them; for a table without a key, every row.
+func (t *table) query(lastpk []string, limit int) string {
+	q := "SELECT " + t.selects + " FROM " + t.src
+	if t.key == nil {
+		return q
+	}
+	if lastpk != nil {
+		q += " WHERE " + tablekey.Compare(t.key, lastpk, ">", ">")
+	}
+	return q + fmt.Sprintf(" ORDER BY %s LIMIT %d", t.order, limit)
+}
+
+// clear is the DELETE that starts a chunk on the target: every row above lastpk (nil: every
+// row). Those rows are the binlog's changes applied since the copy began, which the chunk and
+// the chunks after it replace with the source's rows.
+func (t *table) clear(lastpk []string) string {
+	q := "DELETE FROM " + t.dst
+	if lastpk != nil && t.key != nil {
+		q += " WHERE " + tablekey.Compare(t.key, lastpk, ">", ">")
+	}
+	return q
+}
+
+// appendRow appends one row's VALUES tuple, vals in t.cols' order, and reports whether it holds
+// an ENUM's error value (see valueEnum).
+func (t *table) appendRow(b []byte, vals []sql.RawBytes) ([]byte, bool) {
+	lenient := false
+	b = append(b, '(')
+	for i, c := range t.cols {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		v := vals[i]
+		if v == nil {
+			b = append(b, "NULL"...)
+			continue
+		}
+		switch c.value {
+		case valueNumber:
+			b = append(b, v...)
+		case valueEnum:
+			b = append(b, v...)
+			lenient = lenient || (len(v) == 1 && v[0] == '0')
+		case valueBits:
+			b = append(b, "X'"...)
+			b = hex.AppendEncode(b, v)
+			b = append(b, '\'')
+		case valueJSON:
+			b = sqlq.AppendBytes(append(b, "_utf8mb4"...), v)
+		default:
+			b = sqlq.AppendBytes(b, v)
+		}
+	}
+	return append(b, ')'), lenient
+}

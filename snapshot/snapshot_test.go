@@ -1,0 +1,47 @@
+package snapshot_test
+
+import (
+	"testing"
+
+	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
+	"github.com/vplayer/vplayer/snapshot"
+)
+
+func TestMain(m *testing.M) { mysqltest.Main(m) }
+
+// TestSourceSnapshot: on an idle source, the snapshot's position is the source's GTID position,
+// and its file and offset form in FilePos workflows.
+func TestSourceSnapshot(t *testing.T) {
+	source, _ := mysqltest.Pair(t)
+	src := mysqltest.DB(t, source, mysqltest.DBName(t))
+	for _, q := range []string{"CREATE TABLE t (id int PRIMARY KEY)", "INSERT INTO t VALUES (1)"} {
+		if _, err := src.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var gtid string
+	if err := src.QueryRowContext(t.Context(), "SELECT @@GLOBAL.gtid_binlog_pos").Scan(&gtid); err != nil {
+		t.Fatal(err)
+	}
+	want, err := binlog.ParsePosition(gtid, "mariadb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, pos, err := snapshot.Source(t.Context(), src, binlog.FlavorMariaDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if !pos.Equal(want) {
+		t.Errorf("snapshot position %s, want the source's %s", pos, want)
+	}
+	s, pos, err = snapshot.Source(t.Context(), src, binlog.FlavorFilePos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if pos.Flavor != binlog.FlavorFilePos || pos.File == "" || pos.Offset < 4 {
+		t.Errorf("FilePos snapshot position %+v, want a file and an offset", pos)
+	}
+}

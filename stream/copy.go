@@ -1,0 +1,165 @@
+package stream
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/vplayer/vplayer/applier"
+	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/copier"
+	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/stall"
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// errCopyDone ends the attempt that finished the copy phase: the next attempt replicates.
+var errCopyDone = errors.New("copy done")
+
+// copyPhase is the copy of one attempt (SPEC 7a): the copier, and the gate in front of the
+// applier through which the copier holds the stream at each of its snapshots' positions.
+type copyPhase struct {
+	s    *Stream
+	c    *copier.Copier
+	req  *pauseRequest
+	gate *gate
+}
+
+// newCopyPhase returns the attempt's copy phase, or nil when the workflow is not copying: it has
+// no copy planned, or its copy is done. A workflow created to copy (state Copying) plans its copy
+// here, under the lease: missing target tables created, a non-empty one a terminal error.
+func (s *Stream) newCopyPhase(ctx context.Context, rec workflow.Record, start binlog.Position) (*copyPhase, error) {
+	state, err := s.store.CopyState(ctx, s.id)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.copierConfig(start.Flavor)
+	if len(state) == 0 && rec.State == workflow.StateCopying {
+		tables, err := copier.SourceTables(ctx, s.cfg.Source.Pool, s.cfg.Source.DB, func(t string) bool { return s.filter.Match(s.cfg.Source.DB, t) })
+		if err != nil {
+			return nil, err
+		}
+		if err := copier.Plan(ctx, cfg, tables); err != nil {
+			if errors.Is(err, copier.ErrNotEmpty) {
+				return nil, errors.Join(ErrTerminal, err)
+			}
+			return nil, err
+		}
+		if state, err = s.store.CopyState(ctx, s.id); err != nil {
+			return nil, err
+		}
+		s.log.Info("copy planned", "tables", len(state))
+	}
+	if len(state) == 0 || copier.Done(state) {
+		return nil, nil
+	}
+	cp := &copyPhase{s: s, c: copier.New(cfg), req: newPauseRequest()}
+	cp.req.set(workflow.PauseHold, s.flavor) // the applier holds at its start until the first snapshot
+	return cp, nil
+}
+
+// copierConfig configures the copier; flavor is the flavor of the workflow's positions.
+func (s *Stream) copierConfig(flavor string) copier.Config {
+	return copier.Config{
+		Source: s.cfg.Source.Pool, Target: s.cfg.Target, SourceDB: s.cfg.Source.DB, TargetDB: s.cfg.TargetDB,
+		Store: s.store, ID: s.id, Lease: s.lease, Flavor: flavor, MySQLSource: s.flavor == "mysql",
+		ChunkRows: s.cfg.CopyChunkRows, ChunkBytes: s.cfg.CopyChunkBytes, Writers: s.cfg.CopyWriters, Logger: s.log,
+	}
+}
+
+// wrap puts the copy's gate between the relay log and the rest of the pipeline.
+func (cp *copyPhase) wrap(relay applier.Fetcher, start string) applier.Fetcher {
+	cp.gate = newGate(relay, cp.req, cp.s.flavor, start)
+	return cp.gate
+}
+
+// run copies, then records the end of the copy and returns errCopyDone.
+func (cp *copyPhase) run(ctx context.Context) error {
+	began := time.Now()
+	if err := cp.c.Run(ctx, cp.catchUp); err != nil {
+		return err
+	}
+	if err := cp.s.lease.SetState(ctx, workflow.StateRunning, ""); err != nil {
+		return err
+	}
+	cp.s.addLogCtx(ctx, logTypeState, workflow.StateRunning, fmt.Sprintf("Running: copy done, %d rows", cp.c.RowsCopied()))
+	cp.s.log.Info("copy phase done; replicating", "rows", cp.c.RowsCopied(), "seconds", time.Since(began).Seconds())
+	return errCopyDone
+}
+
+// catchUp is the copier's copier.CatchUp: it moves the gate's pause to pos and waits until the
+// applier has committed everything up to it and the gate holds there. It also records the copy's
+// progress in the record's message.
+func (cp *copyPhase) catchUp(ctx context.Context, pos binlog.Position) error {
+	cp.s.msg.set(copier.Message(cp.c.State()))
+	cp.req.set(pos.String(), cp.s.flavor)
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		if paused, at := cp.gate.Paused(); paused {
+			if p, err := binlog.ParsePosition(at, cp.s.flavor); err == nil && p.Contains(pos) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-cp.gate.notify:
+		case <-poll.C:
+		}
+	}
+}
+
+// probe adds the copy's clocks to the watchdog's snapshot: a reader blocked on a full relay log
+// while the copy holds the stream is not stalled, and a chunk that makes no progress is.
+func (cp *copyPhase) probe(snap *stall.Snapshot) {
+	snap.RelayBlockedSince = cp.gate.relayBlockedSince(snap.RelayBlockedSince)
+	w := cp.c.Work()
+	snap.CopySince, snap.CopyStatement, snap.CopyStatementSince = w.ProgressSince, w.Statement, w.StatementSince
+}
+
+// copyPending reports whether a run of cfg's workflow would copy: a new workflow without
+// --start-pos, or one whose copy is not done. Preflight then lets target tables be missing: the
+// copy creates them. Any error reads as "no": preflight then checks as for replication.
+func copyPending(ctx context.Context, cfg Config) bool {
+	sidecar := cfg.Sidecar
+	if sidecar == "" {
+		sidecar = "_vt"
+	}
+	var id int64
+	var state string
+	err := cfg.Target.QueryRowContext(ctx, "SELECT id, state FROM "+sqlq.Ident(sidecar)+".vreplication WHERE workflow = ?", cfg.Workflow).Scan(&id, &state)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || isUnknownTable(err):
+		return strings.TrimSpace(cfg.StartPos) == ""
+	case err != nil:
+		return false
+	case state == workflow.StateCopying:
+		return true
+	}
+	var pending int
+	if err := cfg.Target.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlq.Ident(sidecar)+".copy_state WHERE vrepl_id = ? AND done = 0", id).Scan(&pending); err != nil {
+		return false
+	}
+	return pending > 0
+}
+
+// isUnknownTable reports whether err is the server's "table doesn't exist" (1146) or "unknown
+// database" (1049): a target no workflow ran on yet.
+func isUnknownTable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1146 || me.Number == 1049)
+}
+
+// newState is the state of a workflow created now: Copying without --start-pos (SPEC 7a).
+func (s *Stream) newState() string {
+	if strings.TrimSpace(s.cfg.StartPos) == "" {
+		return workflow.StateCopying
+	}
+	return workflow.StateInit
+}

@@ -1,0 +1,265 @@
+// Package tablekey says how rows of a table are identified and ordered, as the server sees them:
+// the table's columns as information_schema describes them, the key that identifies a row (the
+// primary key, else the first unique key over NOT NULL columns), how a key column is read and
+// written back as a literal that compares as the column sorts, and the conditions of a range of
+// keys in key order. vdiff's chunks and the copier's chunks share it.
+package tablekey
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/vplayer/vplayer/sqlq"
+)
+
+// Querier runs queries: a *sql.Conn holding a snapshot transaction, or a *sql.DB in tests.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Kind says how a column's values are read as keys and written back as literals.
+type Kind uint8
+
+const (
+	// KindText is a character string: read as HEX() of its bytes in the column's character set,
+	// written back as _charset X'..', so that no connection character set conversion touches it.
+	KindText Kind = iota + 1
+	// KindBinary is a byte string: HEX() and X'..'.
+	KindBinary
+	// KindNumber is a number: its text, written back unquoted. ENUM, SET and BIT are read as
+	// their numbers (col+0), which is how they sort and compare with a number.
+	KindNumber
+	// KindOther is everything else (temporal types): its text, quoted.
+	KindOther
+)
+
+// Column is one column as information_schema describes it.
+type Column struct {
+	Name    string
+	Type    string // DATA_TYPE, lower case
+	Charset string // CHARACTER_SET_NAME, "" for none
+	Kind    Kind
+}
+
+// NewColumn describes a column from its information_schema name, DATA_TYPE and CHARACTER_SET_NAME.
+func NewColumn(name, typ, charset string) Column {
+	c := Column{Name: name, Type: strings.ToLower(typ), Charset: charset}
+	switch c.Type {
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
+		c.Kind = KindText
+		if c.Charset == "" || c.Charset == "binary" {
+			c.Kind = KindBinary
+		}
+	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
+		c.Kind = KindBinary
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric",
+		"float", "double", "real", "year", "enum", "set", "bit":
+		c.Kind = KindNumber
+	default:
+		c.Kind = KindOther
+	}
+	return c
+}
+
+// Ident is the column's quoted name.
+func (c Column) Ident() string { return sqlq.Ident(c.Name) }
+
+// KeyExpr is what a key column is read as (see Kind).
+func (c Column) KeyExpr() string {
+	switch {
+	case c.Kind == KindText || c.Kind == KindBinary:
+		return "HEX(" + c.Ident() + ")"
+	case c.Type == "enum" || c.Type == "set" || c.Type == "bit":
+		return c.Ident() + "+0"
+	case c.Type == "float":
+		return c.Ident() + "+0e0" // DOUBLE prints every FLOAT exactly; FLOAT's own text does not
+	}
+	return c.Ident()
+}
+
+var numberText = regexp.MustCompile(`^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$`)
+var hexText = regexp.MustCompile(`^[0-9A-Fa-f]*$`)
+
+// Literal writes a value read with KeyExpr back as an SQL literal that compares with the column
+// as the column sorts.
+func (c Column) Literal(v string) string {
+	switch c.Kind {
+	case KindText:
+		if hexText.MatchString(v) {
+			return "_" + c.Charset + " X'" + v + "'"
+		}
+	case KindBinary:
+		if hexText.MatchString(v) {
+			return "X'" + v + "'"
+		}
+	case KindNumber:
+		if numberText.MatchString(v) {
+			return v
+		}
+	}
+	return sqlq.String(v)
+}
+
+// Display shows a value read with KeyExpr to a person: text as a quoted string when it is
+// printable UTF-8, else as 0x hex; numbers and dates as they are. Long values are cut.
+func (c Column) Display(v string) string {
+	const maxLen = 64
+	if c.Kind != KindText && c.Kind != KindBinary {
+		return v
+	}
+	b, err := hex.DecodeString(v)
+	if err != nil {
+		return v
+	}
+	if len(b) == 0 {
+		return `""`
+	}
+	if c.Kind == KindText && strings.HasPrefix(c.Charset, "utf8") && utf8.Valid(b) && printable(string(b)) {
+		s := string(b)
+		if len(s) > maxLen {
+			s = s[:maxLen]
+			for !utf8.ValidString(s) {
+				s = s[:len(s)-1]
+			}
+			return strconv.Quote(s) + "..."
+		}
+		return strconv.Quote(s)
+	}
+	if len(v) > maxLen {
+		return "0x" + v[:maxLen] + "..."
+	}
+	return "0x" + v
+}
+
+func printable(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// Columns reads the columns of schema.table in order; none when the table does not exist.
+func Columns(ctx context.Context, q Querier, schema, table string) ([]Column, error) {
+	rows, err := q.QueryContext(ctx, "SELECT COLUMN_NAME, DATA_TYPE, COALESCE(CHARACTER_SET_NAME, '') FROM information_schema.COLUMNS"+
+		" WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION", schema, table)
+	if err != nil {
+		return nil, fmt.Errorf("read the columns of %s.%s: %w", schema, table, err)
+	}
+	defer rows.Close()
+	var out []Column
+	for rows.Next() {
+		var name, typ, cs string
+		if err := rows.Scan(&name, &typ, &cs); err != nil {
+			return nil, fmt.Errorf("read the columns of %s.%s: %w", schema, table, err)
+		}
+		out = append(out, NewColumn(name, typ, cs))
+	}
+	return out, rows.Err()
+}
+
+// Key kinds, as TableResult.KeyKind names them.
+const (
+	KeyPrimary = "primary key"
+	KeyUnique  = "unique key"
+	KeyNone    = "no key: rows compared as a whole"
+)
+
+// Key picks the columns that identify a row of schema.table: the primary key, else the first
+// unique key over NOT NULL columns (in the order the applier picks them). It returns nil and
+// KeyNone when there is neither.
+func Key(ctx context.Context, q Querier, schema, table string, cols []Column) ([]Column, string, error) {
+	rows, err := q.QueryContext(ctx, "SELECT s.INDEX_NAME, s.COLUMN_NAME, c.IS_NULLABLE FROM information_schema.STATISTICS s"+
+		" JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = s.TABLE_SCHEMA AND c.TABLE_NAME = s.TABLE_NAME AND c.COLUMN_NAME = s.COLUMN_NAME"+
+		" WHERE s.TABLE_SCHEMA = ? AND s.TABLE_NAME = ? AND s.NON_UNIQUE = 0"+
+		" ORDER BY s.INDEX_NAME = 'PRIMARY' DESC, s.INDEX_NAME, s.SEQ_IN_INDEX", schema, table)
+	if err != nil {
+		return nil, "", fmt.Errorf("read the keys of %s.%s: %w", schema, table, err)
+	}
+	defer rows.Close()
+	byName := map[string]Column{}
+	for _, c := range cols {
+		byName[c.Name] = c
+	}
+	type index struct {
+		name   string
+		cols   []Column
+		usable bool
+	}
+	var order []*index
+	seen := map[string]*index{}
+	for rows.Next() {
+		var ixName, colName, nullable string
+		if err := rows.Scan(&ixName, &colName, &nullable); err != nil {
+			return nil, "", fmt.Errorf("read the keys of %s.%s: %w", schema, table, err)
+		}
+		ix := seen[ixName]
+		if ix == nil {
+			ix = &index{name: ixName, usable: true}
+			seen[ixName] = ix
+			order = append(order, ix)
+		}
+		c, ok := byName[colName]
+		ix.usable = ix.usable && ok && nullable == "NO"
+		ix.cols = append(ix.cols, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("read the keys of %s.%s: %w", schema, table, err)
+	}
+	for _, ix := range order {
+		if !ix.usable {
+			continue
+		}
+		if ix.name == "PRIMARY" {
+			return ix.cols, KeyPrimary, nil
+		}
+		return ix.cols, KeyUnique + " " + ix.name, nil
+	}
+	return nil, KeyNone, nil
+}
+
+// Compare is the condition (key) op (vals) in the key's lexicographic order, vals read with
+// KeyExpr: strict on every column but the last, last on the last one. (key) > vals is
+// Compare(key, vals, ">", ">"), (key) <= vals is Compare(key, vals, "<", "<="). Written out
+// column by column ((a > x) OR (a = x AND b > y) ...), which every server turns into index ranges.
+func Compare(key []Column, vals []string, strict, last string) string {
+	ors := make([]string, len(key))
+	for i := range key {
+		ands := make([]string, 0, i+1)
+		for j := 0; j < i; j++ {
+			ands = append(ands, key[j].Ident()+" = "+key[j].Literal(vals[j]))
+		}
+		op := strict
+		if i == len(key)-1 {
+			op = last
+		}
+		ands = append(ands, key[i].Ident()+" "+op+" "+key[i].Literal(vals[i]))
+		ors[i] = "(" + strings.Join(ands, " AND ") + ")"
+	}
+	return "(" + strings.Join(ors, " OR ") + ")"
+}
+
+// ScanStrings scans n columns of the current row as strings (NULL as "").
+func ScanStrings(rows *sql.Rows, n int) ([]string, error) {
+	raw := make([]sql.RawBytes, n)
+	ptrs := make([]any, n)
+	for i := range raw {
+		ptrs[i] = &raw[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	out := make([]string, n)
+	for i, b := range raw {
+		out[i] = string(b)
+	}
+	return out, nil
+}

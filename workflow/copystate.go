@@ -1,0 +1,132 @@
+package workflow
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/vplayer/vplayer/sqlq"
+)
+
+// StateCopying is the state of a workflow copying its tables before it replicates (SPEC 7a).
+const StateCopying = "Copying"
+
+// copyStateTable is the copy phase's per-table state, one row per replicated table of a workflow
+// in copy. A chunk's row change here is committed in the target transaction that writes the
+// chunk's rows, so the state says exactly what the target holds.
+const copyStateTable = `CREATE TABLE IF NOT EXISTS %s (
+  vrepl_id int unsigned NOT NULL,
+  table_name varbinary(255) NOT NULL,
+  lastpk varbinary(10000) DEFAULT NULL,
+  copied_at varbinary(10000) NOT NULL DEFAULT '',
+  rows_copied bigint NOT NULL DEFAULT 0,
+  rows_estimated bigint NOT NULL DEFAULT 0,
+  chunks bigint NOT NULL DEFAULT 0,
+  done tinyint NOT NULL DEFAULT 0,
+  started_at bigint NOT NULL DEFAULT 0,
+  updated_at bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (vrepl_id, table_name)
+) ENGINE=InnoDB`
+
+// TableCopy is one table's copy state.
+type TableCopy struct {
+	Table string
+	// LastPK is the key of the last row copied, each column as tablekey.Column.KeyExpr reads it;
+	// nil before the first chunk, and for a table without a usable key until it is done.
+	LastPK []string
+	// CopiedAt is the source position of the snapshot the last chunk was read from.
+	CopiedAt string
+	// Rows counts the rows copied, Estimated the table's rows as the source estimated them when
+	// the copy was planned, Chunks the chunks committed.
+	Rows, Estimated, Chunks int64
+	Done                    bool
+	// StartedAt is when the first chunk committed, UpdatedAt when the last did (unix seconds).
+	StartedAt, UpdatedAt int64
+}
+
+// CopyState returns the copy state of workflow id, by table name; none when the workflow has no
+// copy planned.
+func (s *Store) CopyState(ctx context.Context, id int64) ([]TableCopy, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT table_name, lastpk, copied_at, rows_copied, rows_estimated, chunks, done, started_at, updated_at FROM "+
+		s.table("copy_state")+" WHERE vrepl_id = ? ORDER BY table_name", id)
+	if err != nil {
+		return nil, fmt.Errorf("read the copy state of workflow %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []TableCopy
+	for rows.Next() {
+		var c TableCopy
+		var lastpk sql.NullString
+		if err := rows.Scan(&c.Table, &lastpk, &c.CopiedAt, &c.Rows, &c.Estimated, &c.Chunks, &c.Done, &c.StartedAt, &c.UpdatedAt); err != nil {
+			return nil, fmt.Errorf("read the copy state of workflow %d: %w", id, err)
+		}
+		if lastpk.Valid {
+			if err := json.Unmarshal([]byte(lastpk.String), &c.LastPK); err != nil {
+				return nil, fmt.Errorf("copy state of workflow %d, table %s: lastpk %q: %w", id, c.Table, lastpk.String, err)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// PlanCopy records the tables of workflow id's copy, each not started, in one transaction; a
+// table already planned keeps its state.
+func (s *Store) PlanCopy(ctx context.Context, id int64, tables []TableCopy) error {
+	if len(tables) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("INSERT IGNORE INTO " + s.table("copy_state") + " (vrepl_id, table_name, rows_estimated) VALUES ")
+	for i, t := range tables {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%d, %s, %d)", id, sqlq.String(t.Table), t.Estimated)
+	}
+	if _, err := s.db.ExecContext(ctx, b.String()); err != nil {
+		return fmt.Errorf("plan the copy of workflow %d: %w", id, err)
+	}
+	return nil
+}
+
+// ChunkSQL returns the statement that records a committed chunk of table: its last key (nil for
+// a table without a usable key), the source position it was read at, rows more copied and
+// whether the table is done. first says the chunk starts the table's copy (again): its counts
+// start from this chunk. It goes in the chunk's own target transaction. now is unix seconds.
+func (s *Store) ChunkSQL(id int64, table string, lastpk []string, pos string, rows int64, first, done bool, now int64) string {
+	pk := "NULL"
+	if lastpk != nil {
+		j, _ := json.Marshal(lastpk)
+		pk = sqlq.String(string(j))
+	}
+	n, r := strconv.FormatInt(now, 10), strconv.FormatInt(rows, 10)
+	d := "0"
+	if done {
+		d = "1"
+	}
+	set := "rows_copied = rows_copied + " + r + ", chunks = chunks + 1, started_at = IF(started_at = 0, " + n + ", started_at)"
+	if first {
+		set = "rows_copied = " + r + ", chunks = 1, started_at = " + n
+	}
+	return "UPDATE " + s.table("copy_state") + " SET lastpk = " + pk + ", copied_at = " + sqlq.String(pos) + ", " + set +
+		", done = " + d + ", updated_at = " + n + " WHERE vrepl_id = " + strconv.FormatInt(id, 10) + " AND table_name = " + sqlq.String(table)
+}
+
+// DeleteCopyState forgets workflow id's copy state.
+func (s *Store) DeleteCopyState(ctx context.Context, id int64) error {
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM "+s.table("copy_state")+" WHERE vrepl_id = ?", id); err != nil {
+		return fmt.Errorf("delete the copy state of workflow %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetActiveMessage is SetMessage for a workflow that is Running or Copying: the copy phase's
+// progress and its errors. Like SetMessage, it never overwrites what a stop or a terminal error
+// recorded.
+func (l *Lease) SetActiveMessage(ctx context.Context, message string) error {
+	return l.update(ctx, "message = IF(state IN ('"+StateRunning+"', '"+StateCopying+"'), ?, message)", Truncate(message))
+}
