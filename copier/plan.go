@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/tablekey"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -17,22 +18,11 @@ var ErrNotEmpty = errors.New("target table is not empty")
 
 // SourceTables lists the base tables of db on the source that match, by name.
 func SourceTables(ctx context.Context, src *sql.DB, db string, match func(table string) bool) ([]string, error) {
-	rows, err := src.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME", db)
+	tables, err := tablekey.BaseTables(ctx, src, db, match)
 	if err != nil {
-		return nil, fmt.Errorf("source: list the tables of %s: %w", db, err)
+		return nil, fmt.Errorf("source: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, fmt.Errorf("source: list the tables of %s: %w", db, err)
-		}
-		if match(name) {
-			out = append(out, name)
-		}
-	}
-	return out, rows.Err()
+	return tables, nil
 }
 
 // Plan prepares the copy of tables from srcDB to dstDB for workflow id, once: a table missing on

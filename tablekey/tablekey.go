@@ -263,3 +263,26 @@ func ScanStrings(rows *sql.Rows, n int) ([]string, error) {
 	}
 	return out, nil
 }
+
+// BaseTables lists the base tables of schema db that match, by name, in name order.
+func BaseTables(ctx context.Context, conn *sql.DB, db string, match func(table string) bool) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME", db)
+	if err != nil {
+		return nil, fmt.Errorf("list the tables of %s: %w", db, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("list the tables of %s: %w", db, err)
+		}
+		if match(name) {
+			out = append(out, name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list the tables of %s: %w", db, err)
+	}
+	return out, nil
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/snapshot"
 	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/tablekey"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -185,23 +186,9 @@ func (d *differ) tables(ctx context.Context, db string, replicated []string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("--tables: %w", err)
 	}
-	rows, err := d.cfg.Source.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME", db)
+	out, err := tablekey.BaseTables(ctx, d.cfg.Source, db, func(name string) bool { return wf.Match(db, name) && only.Match(db, name) })
 	if err != nil {
-		return nil, fmt.Errorf("source: list the tables of %s: %w", db, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, fmt.Errorf("source: list the tables of %s: %w", db, err)
-		}
-		if wf.Match(db, name) && only.Match(db, name) {
-			out = append(out, name)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("source: list the tables of %s: %w", db, err)
+		return nil, fmt.Errorf("source: %w", err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no table of %s to compare: the workflow replicates %v, --tables asks for %v", db, replicated, d.cfg.Tables)
