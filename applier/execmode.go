@@ -311,8 +311,11 @@ func (a *Applier) presentKeys(ctx context.Context, t *table, keys []string) (map
 
 // appendTouch appends UPDATE t SET k=k WHERE key IN (keys): it changes nothing and, counted in
 // rows matched, says how many of keys exist.
-func appendTouch(b *batch, t *table, keys []string) {
-	b.begin(t.updateShape)
+func appendTouch(b *batch, t *table, keys []string) { appendTouchShape(b, t, keys, t.updateShape) }
+
+// appendTouchShape is appendTouch under another shape.
+func appendTouchShape(b *batch, t *table, keys []string, shape string) {
+	b.begin(shape)
 	c := t.cols[t.key[0]].quoted
 	b.buf = append(b.buf, "UPDATE "...)
 	b.buf = append(b.buf, t.quoted...)

@@ -244,15 +244,7 @@ func appendCountedUpsert(b *batch, t *table, rows []event.Row, keys []string, sh
 	if err := appendInsertTail(b, t, rows, shape, t.countedTail); err != nil {
 		return err
 	}
-	b.begin(shape)
-	c := t.cols[t.key[0]].quoted
-	b.buf = append(b.buf, "UPDATE "...)
-	b.buf = append(b.buf, t.quoted...)
-	b.buf = append(b.buf, " SET "...)
-	b.buf = append(b.buf, c...)
-	b.buf = append(b.buf, '=')
-	b.buf = append(b.buf, c...)
-	appendKeyIn(b, t, keys[:1])
+	appendTouchShape(b, t, keys[:1], shape)
 	b.buf = append(b.buf, " AND "+dupCounter+" = "...)
 	b.buf = strconv.AppendInt(b.buf, int64(len(rows)), 10)
 	return nil
