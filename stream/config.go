@@ -142,14 +142,13 @@ func (c Config) Validate() error {
 	if c.MaxTimeToRetryOnError < 0 {
 		bad("--max-time-to-retry-on-error is %v: it must not be negative", c.MaxTimeToRetryOnError)
 	}
-	if c.CopyChunkRows < 0 {
-		bad("--copy-chunk-rows is %d: it must not be negative (0: the default)", c.CopyChunkRows)
-	}
-	if c.CopyChunkBytes < 0 {
-		bad("--copy-chunk-bytes is %d: it must not be negative (0: the default)", c.CopyChunkBytes)
-	}
-	if c.CopyWriters < 0 {
-		bad("--copy-writers is %d: it must not be negative (0: the default)", c.CopyWriters)
+	for _, f := range []struct {
+		flag string
+		v    int
+	}{{"--copy-chunk-rows", c.CopyChunkRows}, {"--copy-chunk-bytes", c.CopyChunkBytes}, {"--copy-writers", c.CopyWriters}} {
+		if f.v < 0 {
+			bad("%s is %d: it must not be negative (0: the default)", f.flag, f.v)
+		}
 	}
 	if c.LeaseTTL != 0 && c.LeaseTTL < time.Second {
 		bad("--lease-ttl is %v: it must be at least 1s", c.LeaseTTL)
