@@ -86,28 +86,9 @@ func (e *Error) Error() string {
 		}
 		e.writeTxn(&b)
 	case Applier:
-		b.WriteString("applier stalled: no progress for ")
-		b.WriteString(round(e.For).String())
-		if e.Statement == "" {
-			b.WriteString(" with no statement in flight")
-		} else {
-			b.WriteString(" while applying ")
-			b.WriteString(e.Statement)
-		}
-		e.writeTxn(&b)
-		b.WriteString(": ")
-		b.WriteString(ErrStalled.Error())
+		e.writeNoProgress(&b, "applier", "applying", true)
 	case Copy:
-		b.WriteString("copy stalled: no progress for ")
-		b.WriteString(round(e.For).String())
-		if e.Statement == "" {
-			b.WriteString(" with no statement in flight")
-		} else {
-			b.WriteString(" while running ")
-			b.WriteString(e.Statement)
-		}
-		b.WriteString(": ")
-		b.WriteString(ErrStalled.Error())
+		e.writeNoProgress(&b, "copy", "running", false)
 	case Heartbeat:
 		b.WriteString("failed to record heartbeat: ")
 		if e.Cause != nil {
@@ -127,6 +108,24 @@ func (e *Error) Error() string {
 		b.WriteString(ErrStalled.Error())
 	}
 	return b.String()
+}
+
+// writeNoProgress writes "<who> stalled: no progress for <For> while <doing> <Statement>" (or
+// "with no statement in flight"), the open transaction's age when withTxn, then ErrStalled.
+func (e *Error) writeNoProgress(b *strings.Builder, who, doing string, withTxn bool) {
+	b.WriteString(who + " stalled: no progress for ")
+	b.WriteString(round(e.For).String())
+	if e.Statement == "" {
+		b.WriteString(" with no statement in flight")
+	} else {
+		b.WriteString(" while " + doing + " ")
+		b.WriteString(e.Statement)
+	}
+	if withTxn {
+		e.writeTxn(b)
+	}
+	b.WriteString(": ")
+	b.WriteString(ErrStalled.Error())
 }
 
 // writeTxn adds how long the open target transaction has run, when one is open.
