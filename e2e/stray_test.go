@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"database/sql"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,17 +67,9 @@ func (e *env) ownerBinlog(timeout time.Duration) int64 {
 	e.t.Helper()
 	var id int64
 	if eventually(timeout, 20*time.Millisecond, func() bool {
-		var v sql.NullString
-		if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT source_session FROM _vt.vreplication WHERE workflow = ?", e.workflow).Scan(&v); err != nil {
-			e.t.Fatal(err)
-		}
-		_, ids, ok := strings.Cut(v.String, ":")
-		if !ok {
+		var ok bool
+		if id, ok = e.recordedSession("source_session"); !ok {
 			return false
-		}
-		var err error
-		if id, err = strconv.ParseInt(ids, 10, 64); err != nil {
-			e.t.Fatalf("source_session = %q: %v", v.String, err)
 		}
 		var n int
 		if err := e.srcPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND COMMAND LIKE 'Binlog Dump%'", id).Scan(&n); err != nil {

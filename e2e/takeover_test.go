@@ -41,24 +41,33 @@ func (e *env) forgetWorkflow() {
 	}
 }
 
+// recordedSession reads the first connection id the lease owner recorded in column of the
+// record ("<boot>:<id>[,...]"); false while none is recorded.
+func (e *env) recordedSession(column string) (int64, bool) {
+	e.t.Helper()
+	var v sql.NullString
+	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT "+column+" FROM _vt.vreplication WHERE workflow = ?", e.workflow).Scan(&v); err != nil {
+		e.t.Fatal(err)
+	}
+	_, ids, ok := strings.Cut(v.String, ":")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(ids, 10, 64)
+	if err != nil {
+		e.t.Fatalf("%s = %q: %v", column, v.String, err)
+	}
+	return id, true
+}
+
 // appliedSession returns the target connection id the lease owner recorded for its applier.
 func (e *env) appliedSession(timeout time.Duration) int64 {
 	e.t.Helper()
 	var id int64
 	if eventually(timeout, 20*time.Millisecond, func() bool {
-		var v sql.NullString
-		if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT sessions FROM _vt.vreplication WHERE workflow = ?", e.workflow).Scan(&v); err != nil {
-			e.t.Fatal(err)
-		}
-		_, ids, ok := strings.Cut(v.String, ":")
-		if !ok {
-			return false
-		}
-		var err error
-		if id, err = strconv.ParseInt(ids, 10, 64); err != nil {
-			e.t.Fatalf("sessions = %q: %v", v.String, err)
-		}
-		return true
+		var ok bool
+		id, ok = e.recordedSession("sessions")
+		return ok
 	}) {
 		return id
 	}
