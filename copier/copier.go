@@ -280,6 +280,11 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 		for _, w := range ws {
 			w.release(err)
 		}
+		// Once the writers are gone, so are their recorded sessions (a failure is only logged:
+		// the next record replaces them, and a kill of an ended session's id is nothing).
+		if rerr := c.recordSessions(context.WithoutCancel(ctx), nil); rerr != nil {
+			c.cfg.logger().Debug("could not clear the copy's recorded sessions", "error", rerr)
+		}
 	}()
 	for range c.cfg.Writers {
 		w, err := c.newWriter(ctx)
@@ -290,6 +295,9 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 		wg.Go(func() { w.run(ctx) })
 	}
 	c.writers.Store(&ws)
+	if err := c.recordSessions(ctx, ws); err != nil {
+		return err
+	}
 	tables := map[string]*table{}
 	c.pending.Store(0)
 	for !Done(c.State()) {
@@ -299,6 +307,22 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	}
 	c.cfg.logger().Info("copy done", "rows", c.rows.Load(), "seconds", c.Elapsed(c.cfg.Now()).Seconds())
 	return nil
+}
+
+// recordSessions records the writers' target sessions as the copy's in the lease, so that a
+// process that takes the workflow over from this one kills them and their open chunks' locks go
+// at once; with no writers, it clears them.
+func (c *Copier) recordSessions(ctx context.Context, ws []*writer) error {
+	if c.cfg.Lease == nil {
+		return nil
+	}
+	ids := make([]int64, len(ws))
+	for i, w := range ws {
+		ids[i] = w.connID
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return c.cfg.Lease.RecordSessionsOf(ctx, workflow.PartCopy, ids...)
 }
 
 // round is one snapshot: the catch-up to its position and a chunk of each table not done.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -396,6 +398,67 @@ func TestCopy_stallOnTargetLock(t *testing.T) {
 	e.assertEqual(copyTables)
 	p.signal(syscall.SIGTERM)
 	p.wait(10 * time.Second)
+}
+
+// TestCopy_takeoverEndsFrozenOwnersChunk: the owner is frozen (SIGSTOP) in the middle of the
+// copy with a chunk's target transaction open and its rows locked. The standby takes the
+// workflow over after the lease's ttl and ends the frozen owner's copy sessions, which the lease
+// recorded, so that their locks go at once; it copies the rest, and the old owner, thawed, exits
+// having lost the workflow.
+func TestCopy_takeoverEndsFrozenOwnersChunk(t *testing.T) {
+	e := newEnv(t)
+	e.createCopySource(50, 60000) // bins' chunk takes several round trips (1 MiB each)
+	// The target table exists, empty, and a session holds its supremum lock: the owner's chunk of
+	// bins waits in its first INSERT, its transaction open.
+	e.exec(e.dst, "CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id))")
+	release := e.lockRow("SELECT * FROM " + e.db + ".bins FOR UPDATE")
+	defer release()
+	ttl := []string{"--start-pos=", "--lease-ttl", leaseTTL.String()}
+	a := e.startVplayer(ttl...)
+	shape := "INSERT INTO `" + e.db + "`.`bins`"
+	e.waitBlocked(shape, 30*time.Second)
+	var writer int64
+	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", "%"+shape+"%").Scan(&writer); err != nil {
+		t.Fatalf("find the copy's session writing bins: %v", err)
+	}
+	var recorded string
+	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COALESCE(sessions, '') FROM _vt.vreplication WHERE workflow = ?", e.workflow).Scan(&recorded); err != nil {
+		t.Fatal(err)
+	}
+	if _, ids, _ := strings.Cut(recorded, ":"); !slices.Contains(strings.Split(ids, ","), strconv.FormatInt(writer, 10)) {
+		t.Errorf("the owner's recorded sessions %q lack the copy's session %d", recorded, writer)
+	}
+	b := e.startVplayer(ttl...)
+	b.waitOutput("waiting as a standby", 10*time.Second)
+	_, epochA := e.owner()
+	a.signal(syscall.SIGSTOP)
+	frozenAt := time.Now()
+	release() // the frozen owner's INSERT goes in; its transaction stays open, holding the rows
+	if !eventually(5*time.Second, 150*time.Millisecond, func() bool { open, idle := e.openTrx(writer); return open && idle }) {
+		t.Fatalf("the frozen owner's chunk transaction (session %d) is not open and waiting on its client", writer)
+	}
+	took := e.waitEpochAbove(epochA, leaseTTL+5*time.Second).Sub(frozenAt)
+	e.waitRecordState(workflow.StateRunning, 60*time.Second)
+	t.Logf("standby took over %v and finished the copy %v after the freeze (ttl %v)", took.Round(time.Millisecond), time.Since(frozenAt).Round(time.Millisecond), leaseTTL)
+	if e.sessionAlive(writer) {
+		t.Errorf("the frozen owner's copy session %d is still in the target's processlist after the takeover", writer)
+	}
+	if !strings.Contains(b.out.String(), "ended the previous owner's target sessions") {
+		t.Errorf("the new owner did not say it ended the previous owner's sessions:\n%s", b.out.String())
+	}
+	e.waitCaughtUp(30 * time.Second)
+	e.assertEqual(copyTables)
+	a.signal(syscall.SIGCONT)
+	if code := a.wait(leaseTTL + 20*time.Second); code == 0 {
+		t.Errorf("the old owner exited with 0 after losing the workflow, want an error exit")
+	}
+	if !strings.Contains(a.out.String(), "lost ownership of workflow "+e.workflow) {
+		t.Errorf("the old owner did not say it lost the workflow:\n%s", a.out.String())
+	}
+	b.signal(syscall.SIGTERM)
+	if code := b.wait(10 * time.Second); code != 0 {
+		t.Errorf("the new owner exited with %d, want 0", code)
+	}
 }
 
 // TestCopy_typeZoo: every column type of SPEC section 7 with its edge values, in tables with a

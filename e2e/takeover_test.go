@@ -42,7 +42,7 @@ func (e *env) forgetWorkflow() {
 }
 
 // recordedSession reads the first connection id the lease owner recorded in column of the
-// record ("<boot>:<id>[,...]"); false while none is recorded.
+// record ("<boot>:<id>[,...]": the applier's comes first); false while none is recorded.
 func (e *env) recordedSession(column string) (int64, bool) {
 	e.t.Helper()
 	var v sql.NullString
@@ -53,7 +53,8 @@ func (e *env) recordedSession(column string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	id, err := strconv.ParseInt(ids, 10, 64)
+	first, _, _ := strings.Cut(ids, ",")
+	id, err := strconv.ParseInt(first, 10, 64)
 	if err != nil {
 		e.t.Fatalf("%s = %q: %v", column, v.String, err)
 	}

@@ -76,6 +76,11 @@ type Lease struct {
 	// prevSource is the previous owner's recorded binlog connection on the source, when the lease
 	// was taken over from an expired owner.
 	prevSource string
+
+	// parts are the owner's target sessions by the part of the process that holds them (see
+	// RecordSessionsOf); sessionsMu orders their writes.
+	sessionsMu sync.Mutex
+	parts      map[string][]int64
 }
 
 // Epoch returns the lease's fencing token.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,15 +47,38 @@ func BootTime(ctx context.Context, db server) (int64, error) {
 // the clock tick in whole seconds, not together.
 const bootSlack = 2
 
-// RecordSession records connIDs as the lease owner's target sessions (replacing those recorded
-// before), fenced by the epoch, so that the next owner can end them (see Store.Acquire). It
-// returns an error wrapping ErrLostOwnership when the workflow was taken over.
+// Parts of the owner that record target sessions (see RecordSessionsOf).
+const (
+	PartApplier = "applier"
+	PartCopy    = "copy"
+)
+
+// RecordSession records connIDs as the applier's target sessions: RecordSessionsOf(ctx,
+// PartApplier, connIDs...).
 func (l *Lease) RecordSession(ctx context.Context, connIDs ...int64) error {
+	return l.RecordSessionsOf(ctx, PartApplier, connIDs...)
+}
+
+// RecordSessionsOf records connIDs as the target sessions of one part of the lease owner (the
+// applier, the copy's writers), replacing that part's earlier ones; the record holds every
+// part's, fenced by the epoch, so that the next owner can end them all (see Store.Acquire). It
+// returns an error wrapping ErrLostOwnership when the workflow was taken over.
+func (l *Lease) RecordSessionsOf(ctx context.Context, part string, connIDs ...int64) error {
+	l.sessionsMu.Lock()
+	defer l.sessionsMu.Unlock()
+	if l.parts == nil {
+		l.parts = map[string][]int64{}
+	}
+	l.parts[part] = append([]int64(nil), connIDs...)
+	var all []int64
+	for _, p := range slices.Sorted(maps.Keys(l.parts)) {
+		all = append(all, l.parts[p]...)
+	}
 	boot, err := BootTime(ctx, l.store.db)
 	if err != nil {
 		return fmt.Errorf("record target session of workflow %s: %w", l.name, err)
 	}
-	return l.recordSession(ctx, "sessions", boot, connIDs...)
+	return l.recordSession(ctx, "sessions", boot, all...)
 }
 
 // RecordSourceSession records connID, a connection to the source server started at boot (see
