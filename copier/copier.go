@@ -27,10 +27,12 @@
 package copier
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -362,9 +364,11 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	if err := catchUp(ctx, pos); err != nil {
 		return err
 	}
-	// The tables with a key go in groups of one per writer, their chunks read in turns, a batch
-	// of rows at a time, so that every writer has rows to write; a table without a key is one
-	// scan, alone.
+	// Tables with a key: with a reader per writer, each writer takes the next table's chunk as
+	// soon as its last one is queued, so that no writer waits for a group to end; with fewer
+	// readers, the tables go in groups of one per writer, their chunks read in turns, a batch of
+	// rows at a time, so that every writer has rows to write. A table without a key is one scan,
+	// alone.
 	var keyed, keyless []*cursor
 	for _, st := range c.State() {
 		if st.Done {
@@ -390,6 +394,12 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	}
 	c.progressed()
 	defer c.idle()
+	if len(keyed) > 0 && len(readers) >= min(len(ws), len(keyed)) {
+		if err := c.copyQueued(ctx, keyed, ws, readers); err != nil {
+			return err
+		}
+		keyed = nil
+	}
 	for len(keyed) > 0 {
 		group := keyed[:min(len(keyed), len(ws))]
 		keyed = keyed[len(group):]
@@ -398,24 +408,6 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 			if err := cur.begin(ctx); err != nil {
 				return err
 			}
-		}
-		if len(readers) >= len(group) {
-			// A reader per table: the chunks are read at once.
-			var g errgroup.Group
-			for i, cur := range group {
-				g.Go(func() error {
-					for !cur.ended {
-						if err := cur.batch(ctx, readers[i], batchRows); err != nil {
-							return fmt.Errorf("copy %s: %w", cur.t.name, err)
-						}
-					}
-					return nil
-				})
-			}
-			if err := g.Wait(); err != nil {
-				return err
-			}
-			continue
 		}
 		for active := len(group); active > 0; {
 			active = 0
@@ -455,6 +447,43 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	}
 	c.setState(state)
 	return nil
+}
+
+// copyQueued copies one chunk of each cursor's table: each writer, with a reader of its own (all
+// at the round's position), takes the next cursor from the queue as soon as its last chunk is
+// queued to its session.
+func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer, readers []*sql.Conn) error {
+	// The largest chunks first, so that the small ones fill the writers' gaps at the end.
+	left := func(cur *cursor) int64 { return min(max(cur.st.Estimated-cur.st.Rows, 0), int64(c.cfg.ChunkRows)) }
+	cursors = slices.Clone(cursors)
+	slices.SortStableFunc(cursors, func(a, b *cursor) int { return cmp.Compare(left(b), left(a)) })
+	queue := make(chan *cursor, len(cursors))
+	for _, cur := range cursors {
+		queue <- cur
+	}
+	close(queue)
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range min(len(ws), len(cursors)) {
+		w, r := ws[i], readers[i]
+		g.Go(func() error {
+			for cur := range queue {
+				if gctx.Err() != nil {
+					return nil
+				}
+				cur.w = w
+				if err := cur.begin(gctx); err != nil {
+					return err
+				}
+				for !cur.ended {
+					if err := cur.batch(gctx, r, batchRows); err != nil {
+						return fmt.Errorf("copy %s: %w", cur.t.name, err)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // Message is the record's message for a copy in progress: per table, rows copied of those

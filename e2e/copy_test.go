@@ -175,7 +175,7 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	e.createCopySource(800, rows)
 	stop := e.writeDuring(rows)
 	began := time.Now()
-	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "250", "--metrics-addr", "127.0.0.1:0")
+	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "100", "--metrics-addr", "127.0.0.1:0")
 	addr := p.metricsAddr(30 * time.Second)
 	e.waitRecordState(workflow.StateCopying, 30*time.Second)
 	// While it copies: the record's message, vplayer status and /metrics show the progress.
@@ -228,7 +228,7 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 		copiedRows += c.Rows
 	}
 	if chunks < 10 {
-		t.Errorf("the copy took %d chunks, want many: the chunk bound is 250 rows", chunks)
+		t.Errorf("the copy took %d chunks, want many: the chunk bound is 100 rows", chunks)
 	}
 	t.Logf("%d rows copied in %d chunks", copiedRows, chunks)
 	if !strings.Contains(p.out.String(), "copied in one consistent scan") {
