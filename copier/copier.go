@@ -190,7 +190,7 @@ func (c *Copier) setState(state []workflow.TableCopy) {
 	c.mu.Unlock()
 	n := 0
 	for _, t := range state {
-		if !t.Done {
+		if t.Pending() {
 			n++
 		}
 	}
@@ -248,8 +248,18 @@ func (c *Copier) idle() {
 	c.statementSince.Store(0)
 }
 
-// Done reports whether every table of state is copied.
+// Done reports whether every table of state is copied, its deferred keys built.
 func Done(state []workflow.TableCopy) bool {
+	for _, t := range state {
+		if t.Pending() {
+			return false
+		}
+	}
+	return true
+}
+
+// rowsDone reports whether every table of state has its rows copied.
+func rowsDone(state []workflow.TableCopy) bool {
 	for _, t := range state {
 		if !t.Done {
 			return false
@@ -302,10 +312,13 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	}
 	tables := map[string]*table{}
 	c.pending.Store(0)
-	for !Done(c.State()) {
+	for !rowsDone(c.State()) {
 		if err := c.round(ctx, catchUp, tables, ws); err != nil {
 			return err
 		}
+	}
+	if err := c.buildKeys(ctx, ws); err != nil {
+		return err
 	}
 	c.cfg.logger().Info("copy done", "rows", c.rows.Load(), "seconds", c.Elapsed(c.cfg.Now()).Seconds())
 	return nil

@@ -1,6 +1,8 @@
 package copier
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,5 +60,36 @@ func TestMessage(t *testing.T) {
 	}
 	if Done(nil) != true || Done([]workflow.TableCopy{{Done: false}}) {
 		t.Errorf("Done: want true for none, false for a table not done")
+	}
+}
+
+// TestDeferrableKeys: only the plain secondary keys of an InnoDB table with a primary key and no
+// foreign keys are built after the copy; unique, full-text and spatial keys stay, and so do every
+// key of a table without a primary key (the binlog's changes find their rows through them) or
+// with foreign keys.
+func TestDeferrableKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, ddl string
+		want      []string
+	}{
+		{"sysbench", "CREATE TABLE `sbtest1` (\n  `id` int(11) NOT NULL AUTO_INCREMENT,\n  `k` int(11) NOT NULL DEFAULT 0,\n  `c` char(120) NOT NULL DEFAULT '',\n  PRIMARY KEY (`id`),\n  KEY `k_1` (`k`)\n) ENGINE=InnoDB AUTO_INCREMENT=7 DEFAULT CHARSET=latin1",
+			[]string{"KEY `k_1` (`k`)"}},
+		{"several, unique and full-text kept", "CREATE TABLE `t` (\n  `id` int NOT NULL,\n  `a` varchar(50) DEFAULT NULL,\n  `b` text,\n  PRIMARY KEY (`id`),\n  UNIQUE KEY `a` (`a`),\n  KEY `a b``x` (`a`(10),`id`) COMMENT 'x',\n  KEY `ab` (`a`,`b`(20)),\n  FULLTEXT KEY `ft` (`b`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+			[]string{"KEY `a b``x` (`a`(10),`id`) COMMENT 'x'", "KEY `ab` (`a`,`b`(20))"}},
+		{"no primary key", "CREATE TABLE `t` (\n  `a` int DEFAULT NULL,\n  KEY `a` (`a`)\n) ENGINE=InnoDB", nil},
+		{"foreign key", "CREATE TABLE `c` (\n  `id` int NOT NULL,\n  `p` int DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `p` (`p`),\n  CONSTRAINT `c_ibfk_1` FOREIGN KEY (`p`) REFERENCES `p` (`id`)\n) ENGINE=InnoDB", nil},
+		{"not InnoDB", "CREATE TABLE `t` (\n  `id` int NOT NULL,\n  `a` int DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `a` (`a`)\n) ENGINE=MyISAM", nil},
+	} {
+		if got := deferrableKeysOf(tc.ddl); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: deferred %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	for def, want := range map[string]string{"KEY `k_1` (`k`)": "`k_1`", "KEY `a b``x` (`a`(10),`id`) COMMENT 'x'": "`a b``x`"} {
+		if got := keyName(def); got != want {
+			t.Errorf("keyName(%q) = %q, want %q", def, got, want)
+		}
+		if got, want := unquote(keyName(def)), strings.ReplaceAll(strings.Trim(want, "`"), "``", "`"); got != want {
+			t.Errorf("unquote(keyName(%q)) = %q, want %q", def, got, want)
+		}
 	}
 }

@@ -29,7 +29,7 @@ func SourceTables(ctx context.Context, src *sql.DB, db string, match func(table 
 // the target is created from the source's definition (SHOW CREATE TABLE); a table present must be
 // empty, unless it already has copy state; then every table gets its copy state, not started, in
 // one statement. Tables already planned are left as they are.
-func Plan(ctx context.Context, cfg Config, tables []string) error {
+func Plan(ctx context.Context, cfg Config, tables []string) (err error) {
 	have, err := cfg.Store.CopyState(ctx, cfg.ID)
 	if err != nil {
 		return err
@@ -53,6 +53,16 @@ func Plan(ctx context.Context, cfg Config, tables []string) error {
 		}
 	}
 	var plan []workflow.TableCopy
+	defer func() {
+		// Once the plan records them, the secondary keys of the tables the copy created go: the
+		// rows go in faster without them, and each table's are built at the end of its copy (a
+		// key still there then is left as it is).
+		for _, t := range plan {
+			if len(t.DeferredKeys) > 0 && err == nil {
+				dropKeys(ctx, cfg, conn, t)
+			}
+		}
+	}()
 	for _, name := range tables {
 		if planned[name] {
 			continue
@@ -61,11 +71,15 @@ func Plan(ctx context.Context, cfg Config, tables []string) error {
 		if err != nil {
 			return err
 		}
+		var deferred []string
 		if !exists {
 			if err := createTable(ctx, cfg.Source, conn, cfg.SourceDB, name); err != nil {
 				return err
 			}
 			cfg.logger().Info("created target table from the source's definition", "table", cfg.TargetDB+"."+name)
+			if deferred, err = deferrableKeys(ctx, conn, name); err != nil {
+				return err
+			}
 		} else {
 			var one int
 			err := cfg.Target.QueryRowContext(ctx, "SELECT 1 FROM "+sqlq.Ident(cfg.TargetDB)+"."+sqlq.Ident(name)+" LIMIT 1").Scan(&one)
@@ -82,7 +96,7 @@ func Plan(ctx context.Context, cfg Config, tables []string) error {
 			cfg.SourceDB, name).Scan(&est); err != nil {
 			return fmt.Errorf("source: estimate the rows of %s.%s: %w", cfg.SourceDB, name, err)
 		}
-		plan = append(plan, workflow.TableCopy{Table: name, Estimated: est})
+		plan = append(plan, workflow.TableCopy{Table: name, Estimated: est, DeferredKeys: deferred})
 	}
 	return cfg.Store.PlanCopy(ctx, cfg.ID, plan)
 }
@@ -111,4 +125,68 @@ func createTable(ctx context.Context, src *sql.DB, conn *sql.Conn, srcDB, name s
 		return fmt.Errorf("target: create table %s from the source's definition: %w", name, err)
 	}
 	return nil
+}
+
+// deferrableKeys returns the definitions of the secondary keys of table (on conn, in the target
+// database) that the copy builds after its rows: the plain B-tree keys that are not unique, of an
+// InnoDB table with a primary key and without foreign keys (an index a foreign key needs stays).
+// Unique keys stay: they are what makes the idempotent apply of the binlog during the copy exact.
+// A table without a primary key keeps its keys too: the binlog's changes to it are applied
+// while it is copied, each finding its row through them.
+func deferrableKeys(ctx context.Context, conn *sql.Conn, table string) ([]string, error) {
+	var got, ddl string
+	if err := conn.QueryRowContext(ctx, "SHOW CREATE TABLE "+sqlq.Ident(table)).Scan(&got, &ddl); err != nil {
+		return nil, fmt.Errorf("target: SHOW CREATE TABLE %s: %w", table, err)
+	}
+	return deferrableKeysOf(ddl), nil
+}
+
+// deferrableKeysOf is deferrableKeys of a table SHOW CREATE TABLE prints as ddl.
+func deferrableKeysOf(ddl string) []string {
+	lines := strings.Split(ddl, "\n")
+	if strings.Contains(ddl, " FOREIGN KEY ") || !strings.Contains(ddl, "\n  PRIMARY KEY (") || !strings.Contains(lines[len(lines)-1], "ENGINE=InnoDB") {
+		return nil
+	}
+	var keys []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  KEY `") {
+			keys = append(keys, strings.TrimSuffix(strings.TrimPrefix(l, "  "), ","))
+		}
+	}
+	return keys
+}
+
+// keyName returns the quoted name of a key definition ("KEY `k` (...)": "`k`").
+func keyName(def string) string {
+	rest := strings.TrimPrefix(def, "KEY ")
+	for i := 1; i < len(rest); i++ {
+		if rest[i] == '`' {
+			if i+1 < len(rest) && rest[i+1] == '`' {
+				i++
+				continue
+			}
+			return rest[:i+1]
+		}
+	}
+	return rest
+}
+
+// unquote returns a quoted identifier's name.
+func unquote(q string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(q, "`"), "`"), "``", "`")
+}
+
+// dropKeys drops t's deferred keys from the empty table the plan created. A key the server
+// will not drop (one an AUTO_INCREMENT column needs) stays, and so do the others: the copy then
+// writes the table with them, and building them at its end finds them there.
+func dropKeys(ctx context.Context, cfg Config, conn *sql.Conn, t workflow.TableCopy) {
+	drops := make([]string, len(t.DeferredKeys))
+	for i, def := range t.DeferredKeys {
+		drops[i] = "DROP KEY " + keyName(def)
+	}
+	if _, err := conn.ExecContext(ctx, "ALTER TABLE "+sqlq.Ident(t.Table)+" "+strings.Join(drops, ", ")); err != nil {
+		cfg.logger().Info("the copy writes the table with its secondary keys: they could not be dropped before it", "table", cfg.TargetDB+"."+t.Table, "error", err)
+		return
+	}
+	cfg.logger().Info("secondary keys deferred: built once the table's rows are copied", "table", cfg.TargetDB+"."+t.Table, "keys", len(drops))
 }

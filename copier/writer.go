@@ -159,6 +159,15 @@ func (w *writer) send(ctx context.Context, buf []byte, shape string, wait bool) 
 	}
 }
 
+// sendText runs the round trip q in one of the writer's buffers and waits for it.
+func (w *writer) sendText(ctx context.Context, q, shape string) error {
+	buf, err := w.buffer(ctx)
+	if err != nil {
+		return err
+	}
+	return w.send(ctx, append(buf, q...), shape, true)
+}
+
 // release ends the writer's session, once its goroutine has ended; one that may hold an open
 // transaction or a running statement, after cause, is killed over another connection first.
 func (w *writer) release(cause error) {

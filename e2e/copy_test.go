@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,8 +31,8 @@ func (e *env) createCopySource(txns int64, rows int) {
 		e.t.Fatal(err)
 	}
 	for _, q := range []string{
-		"CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id))",
-		"CREATE TABLE nokey (a int, b varchar(20), c blob)",
+		"CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id), KEY n (n), KEY vf (v(10), f))",
+		"CREATE TABLE nokey (a int, b varchar(20), c blob, KEY a (a))",
 	} {
 		e.exec(e.src, q)
 	}
@@ -219,6 +220,7 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	e.waitCaughtUp(60 * time.Second)
 	t.Logf("copy phase took %v; %d source transactions during the test", copied, txns)
 	e.assertEqual(copyTables)
+	e.assertSameDefinitions(copyTables)
 	var chunks, copiedRows int64
 	for _, c := range e.copyState() {
 		if !c.Done {
@@ -323,6 +325,7 @@ func TestCopy_killedAndResumed(t *testing.T) {
 	}
 	e.waitCaughtUp(60 * time.Second)
 	e.assertEqual(copyTables)
+	e.assertSameDefinitions(copyTables)
 	for _, c := range e.copyState() {
 		if c.Rows != want[c.Table] {
 			t.Errorf("%s: %d rows copied, the table has %d: a chunk was copied twice or lost", c.Table, c.Rows, want[c.Table])
@@ -337,6 +340,26 @@ func TestCopy_killedAndResumed(t *testing.T) {
 	}
 	p.signal(syscall.SIGTERM)
 	p.wait(10 * time.Second)
+}
+
+// assertSameDefinitions checks that the copy created each table as the source defines it: the
+// secondary keys it deferred are all built, as they were defined.
+func (e *env) assertSameDefinitions(tables []string) {
+	e.t.Helper()
+	autoInc := regexp.MustCompile(` AUTO_INCREMENT=[0-9]+`)
+	for _, name := range tables {
+		var defs [2]string
+		for i, db := range []*sql.DB{e.src, e.dst} {
+			var got string
+			if err := db.QueryRowContext(e.ctx(), "SHOW CREATE TABLE `"+e.db+"`.`"+name+"`").Scan(&got, &defs[i]); err != nil {
+				e.t.Fatal(err)
+			}
+			defs[i] = autoInc.ReplaceAllString(defs[i], "")
+		}
+		if defs[0] != defs[1] {
+			e.t.Errorf("%s is defined differently on the target:\n%s\nsource:\n%s", name, defs[1], defs[0])
+		}
+	}
 }
 
 func chunksByTable(st []workflow.TableCopy) map[string]workflow.TableCopy {
@@ -398,6 +421,55 @@ func TestCopy_stallOnTargetLock(t *testing.T) {
 	e.assertEqual(copyTables)
 	p.signal(syscall.SIGTERM)
 	p.wait(10 * time.Second)
+}
+
+// TestCopy_stallOnKeyBuild: the build of a table's deferred secondary key, which waits for the
+// table's metadata lock while another target session reads the table in an open transaction,
+// fails the stream within --vplayer-progress-deadline + 1s with the copy stall error; once the
+// reader ends, the retry builds the key and the table is defined as on the source.
+func TestCopy_stallOnKeyBuild(t *testing.T) {
+	e := newEnv(t)
+	e.createCopySource(50, 200)
+	// bins exists on the target, empty, and its supremum is locked: the copy of the other tables
+	// commits while bins' chunk waits, so that orders can be locked between its copy and its key.
+	e.exec(e.dst, "CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id))")
+	releaseBins := e.lockRow("SELECT * FROM " + e.db + ".bins FOR UPDATE")
+	defer releaseBins()
+	const deadline = 3 * time.Second
+	p := e.startVplayer("--start-pos=", "--vplayer-progress-deadline", deadline.String(), "--retry-delay", "500ms")
+	e.waitBlocked("INSERT INTO `"+e.db+"`.`bins`", 30*time.Second)
+	if !eventually(10*time.Second, 20*time.Millisecond, func() bool { return chunksByTable(e.copyState())["orders"].Done }) {
+		t.Fatal("orders was not copied within 10s while bins waited")
+	}
+	if keys := chunksByTable(e.copyState())["orders"].DeferredKeys; len(keys) != 1 {
+		t.Fatalf("orders' deferred keys %q, want its one secondary key", keys)
+	}
+	releaseOrders := e.lockRow("SELECT * FROM " + e.db + ".orders LIMIT 1")
+	defer releaseOrders()
+	releaseBins()
+	alter := "ALTER TABLE `" + e.db + "`.`orders` ADD KEY"
+	e.waitBlocked(alter, 30*time.Second)
+	blocked := time.Now().Add(-100 * time.Millisecond) // waitBlocked saw it running for 100ms
+	at, msg := e.waitMessage("while running "+alter, 15*time.Second)
+	took := at.Sub(blocked)
+	t.Logf("stall reported %v after the key build blocked: %s", took, msg)
+	if took > deadline+time.Second+200*time.Millisecond {
+		t.Errorf("stall reported %v after the key build blocked, want within the deadline %v + 1s", took, deadline)
+	}
+	for _, want := range []string{"copy stalled: no progress for ", stalledText} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	releaseOrders()
+	e.waitRecordState(workflow.StateRunning, 60*time.Second)
+	e.waitCaughtUp(30 * time.Second)
+	e.assertEqual(copyTables)
+	e.assertSameDefinitions([]string{"customers", "orders", "order_lines", "nokey"}) // bins is the test's
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("vplayer exited %d after SIGTERM, want 0", code)
+	}
 }
 
 // TestCopy_takeoverEndsFrozenOwnersChunk: the owner is frozen (SIGSTOP) in the middle of the

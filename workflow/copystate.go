@@ -28,6 +28,7 @@ const copyStateTable = `CREATE TABLE IF NOT EXISTS %s (
   done tinyint NOT NULL DEFAULT 0,
   started_at bigint NOT NULL DEFAULT 0,
   updated_at bigint NOT NULL DEFAULT 0,
+  deferred_keys blob DEFAULT NULL,
   PRIMARY KEY (vrepl_id, table_name)
 ) ENGINE=InnoDB`
 
@@ -45,12 +46,19 @@ type TableCopy struct {
 	Done                    bool
 	// StartedAt is when the first chunk committed, UpdatedAt when the last did (unix seconds).
 	StartedAt, UpdatedAt int64
+	// DeferredKeys are the definitions of the table's secondary keys that the copy dropped when it
+	// created the table (as SHOW CREATE TABLE prints them: "KEY `k` (`c`)"), to be built once its
+	// rows are copied; nil when there are none left to build.
+	DeferredKeys []string
 }
+
+// Pending reports whether the table's copy has anything left to do: rows, or keys to build.
+func (t TableCopy) Pending() bool { return !t.Done || len(t.DeferredKeys) > 0 }
 
 // CopyState returns the copy state of workflow id, by table name; none when the workflow has no
 // copy planned.
 func (s *Store) CopyState(ctx context.Context, id int64) ([]TableCopy, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT table_name, lastpk, copied_at, rows_copied, rows_estimated, chunks, done, started_at, updated_at FROM "+
+	rows, err := s.db.QueryContext(ctx, "SELECT table_name, lastpk, copied_at, rows_copied, rows_estimated, chunks, done, started_at, updated_at, deferred_keys FROM "+
 		s.table("copy_state")+" WHERE vrepl_id = ? ORDER BY table_name", id)
 	if err != nil {
 		return nil, fmt.Errorf("read the copy state of workflow %d: %w", id, err)
@@ -59,13 +67,18 @@ func (s *Store) CopyState(ctx context.Context, id int64) ([]TableCopy, error) {
 	var out []TableCopy
 	for rows.Next() {
 		var c TableCopy
-		var lastpk sql.NullString
-		if err := rows.Scan(&c.Table, &lastpk, &c.CopiedAt, &c.Rows, &c.Estimated, &c.Chunks, &c.Done, &c.StartedAt, &c.UpdatedAt); err != nil {
+		var lastpk, keys sql.NullString
+		if err := rows.Scan(&c.Table, &lastpk, &c.CopiedAt, &c.Rows, &c.Estimated, &c.Chunks, &c.Done, &c.StartedAt, &c.UpdatedAt, &keys); err != nil {
 			return nil, fmt.Errorf("read the copy state of workflow %d: %w", id, err)
 		}
 		if lastpk.Valid {
 			if err := json.Unmarshal([]byte(lastpk.String), &c.LastPK); err != nil {
 				return nil, fmt.Errorf("copy state of workflow %d, table %s: lastpk %q: %w", id, c.Table, lastpk.String, err)
+			}
+		}
+		if keys.Valid {
+			if err := json.Unmarshal([]byte(keys.String), &c.DeferredKeys); err != nil {
+				return nil, fmt.Errorf("copy state of workflow %d, table %s: deferred_keys %q: %w", id, c.Table, keys.String, err)
 			}
 		}
 		out = append(out, c)
@@ -80,12 +93,17 @@ func (s *Store) PlanCopy(ctx context.Context, id int64, tables []TableCopy) erro
 		return nil
 	}
 	var b strings.Builder
-	b.WriteString("INSERT IGNORE INTO " + s.table("copy_state") + " (vrepl_id, table_name, rows_estimated) VALUES ")
+	b.WriteString("INSERT IGNORE INTO " + s.table("copy_state") + " (vrepl_id, table_name, rows_estimated, deferred_keys) VALUES ")
 	for i, t := range tables {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "(%d, %s, %d)", id, sqlq.String(t.Table), t.Estimated)
+		keys := "NULL"
+		if len(t.DeferredKeys) > 0 {
+			j, _ := json.Marshal(t.DeferredKeys)
+			keys = sqlq.String(string(j))
+		}
+		fmt.Fprintf(&b, "(%d, %s, %d, %s)", id, sqlq.String(t.Table), t.Estimated, keys)
 	}
 	if _, err := s.db.ExecContext(ctx, b.String()); err != nil {
 		return fmt.Errorf("plan the copy of workflow %d: %w", id, err)
@@ -114,6 +132,11 @@ func (s *Store) ChunkSQL(id int64, table string, lastpk []string, pos string, ro
 	}
 	return "UPDATE " + s.table("copy_state") + " SET lastpk = " + pk + ", copied_at = " + sqlq.String(pos) + ", " + set +
 		", done = " + d + ", updated_at = " + n + " WHERE vrepl_id = " + strconv.FormatInt(id, 10) + " AND table_name = " + sqlq.String(table)
+}
+
+// KeysBuiltSQL returns the statement that records that table's deferred keys are built.
+func (s *Store) KeysBuiltSQL(id int64, table string) string {
+	return "UPDATE " + s.table("copy_state") + " SET deferred_keys = NULL WHERE vrepl_id = " + strconv.FormatInt(id, 10) + " AND table_name = " + sqlq.String(table)
 }
 
 // DeleteCopyState forgets workflow id's copy state.

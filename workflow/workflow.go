@@ -128,32 +128,33 @@ func (s *Store) Init(ctx context.Context) error {
 	return s.addMissingColumns(ctx)
 }
 
-// addedColumns are columns later versions added to vreplication, with their definitions, so that
-// Init upgrades a record table an older vplayer created.
-var addedColumns = [][2]string{
-	{"owner", "varbinary(255) NOT NULL DEFAULT ''"},
-	{"epoch", "bigint unsigned NOT NULL DEFAULT 0"},
-	{"lease_until", "bigint NOT NULL DEFAULT 0"},
-	{"pause_pos", "varbinary(10000) DEFAULT NULL"},
-	{"pause_until", "bigint NOT NULL DEFAULT 0"},
-	{"ddl_pos", "varbinary(10000) DEFAULT NULL"},
-	{"sessions", "varbinary(10000) DEFAULT NULL"},
-	{"source_session", "varbinary(255) DEFAULT NULL"},
+// addedColumns are columns later versions added to the sidecar's tables (table, column,
+// definition), so that Init upgrades tables an older vplayer created.
+var addedColumns = [][3]string{
+	{"vreplication", "owner", "varbinary(255) NOT NULL DEFAULT ''"},
+	{"vreplication", "epoch", "bigint unsigned NOT NULL DEFAULT 0"},
+	{"vreplication", "lease_until", "bigint NOT NULL DEFAULT 0"},
+	{"vreplication", "pause_pos", "varbinary(10000) DEFAULT NULL"},
+	{"vreplication", "pause_until", "bigint NOT NULL DEFAULT 0"},
+	{"vreplication", "ddl_pos", "varbinary(10000) DEFAULT NULL"},
+	{"vreplication", "sessions", "varbinary(10000) DEFAULT NULL"},
+	{"vreplication", "source_session", "varbinary(255) DEFAULT NULL"},
+	{"copy_state", "deferred_keys", "blob DEFAULT NULL"},
 }
 
 func (s *Store) addMissingColumns(ctx context.Context) error {
 	for _, c := range addedColumns {
 		var n int
-		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'vreplication' AND COLUMN_NAME = ?", s.sidecar, c[0]).Scan(&n); err != nil {
+		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?", s.sidecar, c[0], c[1]).Scan(&n); err != nil {
 			return fmt.Errorf("check workflow table columns: %w", err)
 		}
 		if n > 0 {
 			continue
 		}
-		_, err := s.db.ExecContext(ctx, "ALTER TABLE "+s.table("vreplication")+" ADD COLUMN "+sqlq.Ident(c[0])+" "+c[1])
+		_, err := s.db.ExecContext(ctx, "ALTER TABLE "+s.table(c[0])+" ADD COLUMN "+sqlq.Ident(c[1])+" "+c[2])
 		var me *mysql.MySQLError
 		if err != nil && !(errors.As(err, &me) && me.Number == 1060) { // 1060: another process added it since we looked
-			return fmt.Errorf("add column %s to %s: %w", c[0], s.table("vreplication"), err)
+			return fmt.Errorf("add column %s to %s: %w", c[1], s.table(c[0]), err)
 		}
 	}
 	return nil
