@@ -423,6 +423,68 @@ func TestCopy_stallOnTargetLock(t *testing.T) {
 	p.wait(10 * time.Second)
 }
 
+// TestCopy_stopAndResume: `vplayer stop` in the middle of the copy, then SIGTERM in the middle
+// of its resumed copy: each stops the process within 2s with exit 0 and the record Stopped, and
+// the copy state keeps what was committed; a third run finishes the copy from there, copying no
+// chunk twice, and target == source.
+func TestCopy_stopAndResume(t *testing.T) {
+	e := newEnv(t)
+	const rows, chunk = 3000, 10 // small chunks: many rounds, so that each stop lands in the copy
+	e.createCopySource(100, rows)
+	args := []string{"--start-pos=", "--copy-chunk-rows", fmt.Sprint(chunk)}
+	stops := []struct {
+		name string
+		stop func(p *proc)
+	}{
+		{"vplayer stop", func(*proc) {
+			if code, out := runProc(t, nil, 15*time.Second, "stop", "--target", e.target.DSN(""), "--workflow", e.workflow); code != 0 {
+				t.Fatalf("vplayer stop: exit %d: %s", code, out)
+			}
+		}},
+		{"SIGTERM", func(p *proc) { p.signal(syscall.SIGTERM) }},
+	}
+	var before int64
+	for _, st := range stops {
+		p := e.startVplayer(args...)
+		e.waitRecordState(workflow.StateCopying, 30*time.Second)
+		if !eventually(30*time.Second, 10*time.Millisecond, func() bool { return copiedRows(chunksByTable(e.copyState())) > before }) {
+			t.Fatalf("%s: the copy made no progress within 30s", st.name)
+		}
+		stopped := time.Now()
+		st.stop(p)
+		code := p.wait(10 * time.Second)
+		took := time.Since(stopped)
+		if code != 0 || took > 2*time.Second+500*time.Millisecond { // the stop command's own start included
+			t.Errorf("%s during the copy: exit %d after %v, want 0 within 2s", st.name, code, took)
+		}
+		if rec := e.record(); rec.State != workflow.StateStopped {
+			t.Errorf("%s during the copy: record state %q, want Stopped", st.name, rec.State)
+		}
+		state := e.copyState()
+		if copierDone(state) {
+			t.Fatalf("%s: the copy was done before the stop; make it bigger", st.name)
+		}
+		before = copiedRows(chunksByTable(state))
+		t.Logf("%s: stopped %v after it was asked, %d rows copied", st.name, took.Round(time.Millisecond), before)
+	}
+	p := e.startVplayer(args...)
+	e.waitRecordState(workflow.StateRunning, 90*time.Second)
+	e.waitCaughtUp(30 * time.Second)
+	e.assertEqual(copyTables)
+	e.assertSameDefinitions(copyTables)
+	for _, c := range e.copyState() {
+		n := int64(e.count(e.src, c.Table))
+		if c.Rows != n {
+			t.Errorf("%s: %d rows copied, the table has %d: a chunk was copied twice or lost", c.Table, c.Rows, n)
+		}
+		if want := n/chunk + 1; c.Table != "nokey" && c.Chunks != want {
+			t.Errorf("%s: %d chunks committed, want %d as for an uninterrupted copy", c.Table, c.Chunks, want)
+		}
+	}
+	p.signal(syscall.SIGTERM)
+	p.wait(10 * time.Second)
+}
+
 // TestCopy_stallOnKeyBuild: the build of a table's deferred secondary key, which waits for the
 // table's metadata lock while another target session reads the table in an open transaction,
 // fails the stream within --vplayer-progress-deadline + 1s with the copy stall error; once the

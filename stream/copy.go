@@ -84,7 +84,7 @@ func (cp *copyPhase) run(ctx context.Context) error {
 	if err := cp.c.Run(ctx, cp.catchUp); err != nil {
 		return err
 	}
-	if err := cp.s.lease.SetState(ctx, workflow.StateRunning, ""); err != nil {
+	if err := cp.s.lease.EndCopy(ctx); err != nil {
 		return err
 	}
 	cp.s.addLogCtx(ctx, logTypeState, workflow.StateRunning, fmt.Sprintf("Running: copy done, %d rows", cp.c.RowsCopied()))

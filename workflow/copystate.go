@@ -147,6 +147,13 @@ func (s *Store) DeleteCopyState(ctx context.Context, id int64) error {
 	return nil
 }
 
+// EndCopy sets the record's state from Copying to Running, its message cleared, if the lease is
+// still ours; a record whose state changed meanwhile (a vplayer stop as the copy ended) keeps it.
+func (l *Lease) EndCopy(ctx context.Context) error {
+	// Assignments run left to right: message is decided from the state before this update.
+	return l.update(ctx, "message = IF(state = '"+StateCopying+"', '', message), state = IF(state = '"+StateCopying+"', '"+StateRunning+"', state), time_updated = UNIX_TIMESTAMP()")
+}
+
 // SetActiveMessage is SetMessage for a workflow that is Running or Copying: the copy phase's
 // progress and its errors. Like SetMessage, it never overwrites what a stop or a terminal error
 // recorded.

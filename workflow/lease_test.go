@@ -284,3 +284,31 @@ func runningOwner(t *testing.T, msg string) (*workflow.Store, workflow.Record, *
 	}
 	return store, rec, a
 }
+
+// TestLease_endCopyKeepsAStop: the end of a copy sets Running only over Copying: a vplayer stop
+// that landed as the copy ended stays, with its reason.
+func TestLease_endCopyKeepsAStop(t *testing.T) {
+	store, rec, a := runningOwner(t, "")
+	ctx := context.Background()
+	if err := a.SetState(ctx, workflow.StateCopying, "copying: 0 of 1 tables done"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EndCopy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustGet(t, store, "wf"); r.State != workflow.StateRunning || r.Message != "" {
+		t.Errorf("after the copy: state %q message %q, want Running and no message", r.State, r.Message)
+	}
+	if err := a.SetState(ctx, workflow.StateCopying, "copying: 0 of 1 tables done"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetState(ctx, rec.ID, workflow.StateStopped, workflow.StopRequestedMessage); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EndCopy(ctx); err != nil {
+		t.Errorf("EndCopy on a Stopped record = %v, want nil (the lease is still ours)", err)
+	}
+	if r := mustGet(t, store, "wf"); r.State != workflow.StateStopped || r.Message != workflow.StopRequestedMessage {
+		t.Errorf("a stop as the copy ended: state %q message %q, want Stopped, %q", r.State, r.Message, workflow.StopRequestedMessage)
+	}
+}
