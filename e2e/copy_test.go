@@ -512,7 +512,12 @@ func TestCopy_stallOnKeyBuild(t *testing.T) {
 	alter := "ALTER TABLE `" + e.db + "`.`orders` ADD KEY"
 	e.waitBlocked(alter, 30*time.Second)
 	blocked := time.Now().Add(-100 * time.Millisecond) // waitBlocked saw it running for 100ms
+	heartbeat := e.record().TimeHeartbeat
 	at, msg := e.waitMessage("while running "+alter, 15*time.Second)
+	// While the copy holds the stream, heartbeats are still recorded (every second by default).
+	if got := e.record().TimeHeartbeat; got <= heartbeat {
+		t.Errorf("time_heartbeat %d when the stall was reported, %d when the key build blocked: no heartbeat recorded while the copy held the stream", got, heartbeat)
+	}
 	took := at.Sub(blocked)
 	t.Logf("stall reported %v after the key build blocked: %s", took, msg)
 	if took > deadline+time.Second+200*time.Millisecond {

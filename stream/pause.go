@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,10 @@ type gate struct {
 	parsed binlog.Position
 	ok     bool // parsed is last's parse
 
+	// whileHeld, when set, is called each time a Fetch held at the pause point ends by its
+	// deadline: the applier's idle turn, in which it records a heartbeat when one is due.
+	whileHeld func()
+
 	paused    atomic.Bool  // Fetch is waiting at the pause point
 	pausedPos atomic.Value // string: last, when paused
 	resumed   atomic.Int64 // unix nanos of the last resume; 0 before any
@@ -105,6 +110,9 @@ func (g *gate) Fetch(ctx context.Context) ([]*event.Event, error) {
 			}
 			select {
 			case <-ctx.Done():
+				if g.whileHeld != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					g.whileHeld()
+				}
 				return nil, ctx.Err()
 			case <-g.req.wake:
 				continue

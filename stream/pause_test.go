@@ -369,3 +369,29 @@ func controlOf(t *testing.T, store *workflow.Store, id int64) workflow.Control {
 	}
 	return c
 }
+
+// TestGate_whileHeld: a Fetch held at the pause point that ends by its deadline (the applier's
+// idle turn) calls whileHeld, once; one that ends because the attempt ends does not, and neither
+// does a Fetch that hands events over.
+func TestGate_whileHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		req := newPauseRequest()
+		req.set(workflow.PauseHold, "mariadb")
+		g := newGate(batches(txn(1)), req, "mariadb", "MariaDB/0-1-0")
+		held := 0
+		g.whileHeld = func() { held++ }
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		_, err := g.Fetch(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || held != 1 {
+			t.Fatalf("held Fetch to its deadline: %v, whileHeld called %d times; want the deadline and 1", err, held)
+		}
+		if _, err := g.Fetch(cancelled()); !errors.Is(err, context.Canceled) || held != 1 {
+			t.Fatalf("held Fetch cancelled: %v, whileHeld called %d times; want cancelled and still 1", err, held)
+		}
+		req.set("", "mariadb")
+		if got := fetchShow(context.Background(), g); got != "B R C1" || held != 1 {
+			t.Fatalf("fetch after the pause = %q, whileHeld called %d times; want the transaction and still 1", got, held)
+		}
+	})
+}

@@ -181,6 +181,13 @@ func (s *Stream) attempt(ctx context.Context) error {
 	}
 	gate := newGate(fetch, s.pause, s.flavor, rec.Pos)
 	hb := heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
+	// Held by a diff pause or a copy round, the applier receives no source heartbeats (they
+	// wait in the relay log): each idle turn while held counts as one, so that the record's
+	// heartbeat still shows a live stream whose target takes writes.
+	gate.whileHeld = hb.Received
+	if cp != nil {
+		cp.gate.whileHeld = hb.Received
+	}
 	reader := binlog.NewReader(binlog.Config{
 		Flavor:          s.flavor,
 		Host:            s.cfg.Source.Host,
