@@ -39,13 +39,20 @@ func benchFetch(n int) (items []*event.Event, ft, ut *event.Table) {
 }
 
 // BenchmarkPlan measures planning one fetch of 200 transactions, without sending it: what the
-// applier spends besides the round trips.
-func BenchmarkPlan(b *testing.B) {
+// applier spends besides the round trips. Writesets off, as the applier plans.
+func BenchmarkPlan(b *testing.B) { benchmarkPlan(b, false) }
+
+// BenchmarkPlan_writesets is BenchmarkPlan with the writesets computed.
+func BenchmarkPlan_writesets(b *testing.B) { benchmarkPlan(b, true) }
+
+func benchmarkPlan(b *testing.B, writesets bool) {
 	items, ft, ut := benchFetch(200)
 	folded, unique := benchTables()
+	folded.uniques = []uniqueKey{{name: "PRIMARY", cols: []int{0}, exact: true}}
+	unique.uniques = []uniqueKey{{name: "PRIMARY", cols: []int{0}, exact: true}, {name: "v", cols: []int{2}, exact: true}}
 	a := New(Config{})
 	a.tables.checked[ft], a.tables.checked[ut] = folded, unique
-	p := newPlanner(planConfig{maxBatch: a.maxBatch}, "")
+	p := newPlanner(planConfig{maxBatch: a.maxBatch, writesets: writesets}, "")
 	ctx := b.Context()
 	run := func(steps []step, err error) {
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 // the exact SQL the executor sends, cut where the executor must send it (a transaction that
 // continues in the next fetch, a batch over MaxBatchBytes, the checked statements of strict mode
 // before the statement that commits them), and, for each target transaction (a batch), the
-// position it ends at. The executor (Applier) runs each step on
+// position it ends at and, when asked for, its writeset. The executor (Applier) runs each step on
 // its target session and writes what only it can: the record's position, DDL mark and fence,
 // which need the lease and the clock, at the place the step says.
 //
@@ -84,8 +84,10 @@ type step struct {
 	// slot is the index in stmts before which the executor's record write goes (xa prepare, xa
 	// one phase, xa end, ddl).
 	slot int
-	// end is what a step that ends a target transaction saves (commit, xa one phase).
+	// end is what a step that ends a target transaction saves (commit, xa one phase); ws is the
+	// writeset of the rows it commits, or prepares (xa prepare).
 	end saved
+	ws  *writeset
 	ev  *event.Event // the DDL or XA end
 	// msg is the state message of a stop; atDDL says it stopped at a DDL by --on-ddl=stop.
 	msg   string
@@ -108,6 +110,9 @@ type planConfig struct {
 	execMode string
 	maxBatch int               // statements are handed out once they reach this many bytes
 	stopAt   func(string) bool // nil: no stop position
+	// writesets makes commit steps carry the writeset of their rows. Off, the planner spends
+	// nothing on them.
+	writesets bool
 }
 
 // planner turns events into steps: see the comment at the top of this file. The zero value is
@@ -121,6 +126,7 @@ type planner struct {
 
 	group rowGroup
 	fold  fold
+	ws    writeset
 
 	fkOff     bool // the session's foreign_key_checks is off once the planned statements ran
 	fkUnknown bool // the session's foreign_key_checks may be other than fkOff says
@@ -353,6 +359,16 @@ func (p *planner) end() saved {
 	return s
 }
 
+// takeWriteset hands out the writeset of the rows planned so far, when writesets are on.
+func (p *planner) takeWriteset() *writeset {
+	if !p.cfg.writesets {
+		return nil
+	}
+	ws := p.ws
+	p.ws = writeset{}
+	return &ws
+}
+
 // commit plans the commit of the open target transaction, if any, with the position.
 func (p *planner) commit() error {
 	if !p.txOpen {
@@ -362,7 +378,7 @@ func (p *planner) commit() error {
 		return err
 	}
 	check := p.checked()
-	p.emit(step{kind: stepCommit, xid: p.session(), check: check, stmts: p.take(), end: p.end()})
+	p.emit(step{kind: stepCommit, xid: p.session(), check: check, stmts: p.take(), end: p.end(), ws: p.takeWriteset()})
 	p.txOpen = false
 	return nil
 }
@@ -407,7 +423,7 @@ func (p *planner) ddl(e *event.Event) error {
 		p.foreignKeys(true) // a DDL's references need not exist yet, nor its rows match them
 		p.cur.add("", "USE "+sqlq.Ident(p.cfg.targetDB))
 		p.cur.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(p.cfg.targetDB)))
-		p.emit(step{kind: stepDDL, stmts: p.take(), ev: e})
+		p.emit(step{kind: stepDDL, stmts: p.take(), ev: e, ws: &writeset{barrier: true}})
 	}
 	return p.savePos()
 }
@@ -436,7 +452,11 @@ func (p *planner) xaPrepare(e *event.Event) error {
 		slot := p.cur.n // the fence check
 		p.cur.add("", "XA END "+p.xid)
 		p.cur.add("XA PREPARE", "XA PREPARE "+p.xid)
-		p.emit(step{kind: stepXAPrepare, xid: p.xid, check: check, stmts: p.take(), slot: slot})
+		ws := p.takeWriteset()
+		if ws != nil {
+			ws.barrier = true
+		}
+		p.emit(step{kind: stepXAPrepare, xid: p.xid, check: check, stmts: p.take(), slot: slot, ws: ws})
 		p.fkOff = p.mainFKOff // the XA session stays with its prepared transaction
 	}
 	p.xid, p.xaSkip, p.txOpen = "", false, false
@@ -460,7 +480,11 @@ func (p *planner) xaOnePhase() error {
 	slot := p.cur.n // the position
 	p.cur.add("", "XA END "+p.xid)
 	p.cur.add("XA COMMIT", "XA COMMIT "+p.xid+" ONE PHASE")
-	p.emit(step{kind: stepXAOnePhase, xid: p.xid, check: check, stmts: p.take(), slot: slot, end: p.end()})
+	ws := p.takeWriteset()
+	if ws != nil {
+		ws.barrier = true
+	}
+	p.emit(step{kind: stepXAOnePhase, xid: p.xid, check: check, stmts: p.take(), slot: slot, end: p.end(), ws: ws})
 	p.fkOff = p.mainFKOff // the XA session is gone
 	p.xid, p.txOpen = "", false
 	return nil
@@ -476,7 +500,7 @@ func (p *planner) xaEnd(e *event.Event) error {
 	} else {
 		p.cur.add("XA COMMIT", "XA COMMIT "+e.XID)
 	}
-	p.emit(step{kind: stepXAEnd, stmts: p.take(), ev: e})
+	p.emit(step{kind: stepXAEnd, stmts: p.take(), ev: e, ws: &writeset{barrier: true}})
 	p.pos, p.txTime = e.Pos, e.Timestamp
 	if e.Type == event.XACommit {
 		p.commits++

@@ -37,6 +37,9 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 		return fmt.Errorf("rows event for %s.%s without its table definition", e.Table.Schema, e.Table.Name)
 	}
 	p.rows += len(e.Rows)
+	if p.cfg.writesets {
+		p.ws.addRows(t, e.Rows)
+	}
 	if t.foldable {
 		if err := p.fold.add(t, e.Kind, e.Rows, e.Bytes(), p.gtid); err != nil {
 			return err
