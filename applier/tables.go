@@ -43,6 +43,7 @@ type index struct {
 	name    string
 	cols    []string
 	primary bool
+	prefix  bool // a column is in it by a prefix of its value (SUB_PART)
 }
 
 // tableDef is a target table's definition: its columns in ordinal order, its unique keys (the
@@ -61,7 +62,8 @@ type uniqueKey struct {
 	cols []int // column indexes, in the key's order
 	// exact says that two rows' values of the key are equal exactly when their SQL literals are:
 	// no column compares under a collation (a case-insensitive or PAD SPACE string), holds a
-	// float (0 and -0) or is generated (its value need not be in the binlog's image).
+	// float (0 and -0), is generated (its value need not be in the binlog's image) or is in the
+	// key by a prefix of its value (values that differ after it collide).
 	exact bool
 }
 
@@ -140,7 +142,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 
 // loadUniques reads the unique keys of schema.name, the primary key first, then by name.
 func loadUniques(ctx context.Context, db *sql.DB, schema, name string) ([]index, error) {
-	rows, err := db.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME
+	rows, err := db.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART IS NOT NULL
 FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, schema, name)
 	if err != nil {
 		return nil, err
@@ -150,7 +152,8 @@ FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORD
 	for rows.Next() {
 		var ix, col string
 		var nonUnique int
-		if err := rows.Scan(&ix, &nonUnique, &col); err != nil {
+		var prefix bool
+		if err := rows.Scan(&ix, &nonUnique, &col, &prefix); err != nil {
 			return nil, err
 		}
 		if nonUnique != 0 {
@@ -159,7 +162,9 @@ FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORD
 		if len(out) == 0 || out[len(out)-1].name != ix {
 			out = append(out, index{name: ix, primary: ix == "PRIMARY"})
 		}
-		out[len(out)-1].cols = append(out[len(out)-1].cols, col)
+		last := &out[len(out)-1]
+		last.cols = append(last.cols, col)
+		last.prefix = last.prefix || prefix
 	}
 	return out, rows.Err()
 }
@@ -227,7 +232,7 @@ func (t *table) setKey(uniques []index) {
 		return -1
 	}
 	for _, ix := range uniques {
-		u := uniqueKey{name: ix.name, exact: true}
+		u := uniqueKey{name: ix.name, exact: !ix.prefix}
 		for _, name := range ix.cols {
 			i := colIndex(name)
 			if i < 0 {

@@ -13,9 +13,10 @@ import (
 //
 //   - a key with a NULL in the image is left out: a unique key never conflicts on NULL;
 //   - a key whose values compare under a collation (a case-insensitive or PAD SPACE string
-//     column: 'a' = 'A' = 'a '), or that holds a float (0 = -0) or a generated column (its value
-//     need not be in the image), is not normalised: it is recorded as the whole key (every value
-//     of it), which overlaps every other change of the table that has a non-NULL value in it;
+//     column: 'a' = 'A' = 'a '), or that holds a float (0 = -0), a generated column (its value
+//     need not be in the image) or a column by a prefix of its value, is not normalised: it is
+//     recorded as the whole key (every value of it), which overlaps every other change of the
+//     table that has a non-NULL value in it;
 //   - a table without a primary key or a unique key over NOT NULL columns (rows identified by
 //     every column) is recorded as the whole table: it overlaps every batch that touches it;
 //   - DDL, and XA transactions (prepared, committed or rolled back outside the batch that holds

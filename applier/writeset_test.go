@@ -135,8 +135,8 @@ func TestWriteset_nullInUniqueKey(t *testing.T) {
 // TestWriteset_collation: values that compare under a collation ('a' = 'A' = 'a ' in a
 // case-insensitive PAD SPACE one) are not normalised: the key is recorded as every value of it,
 // which conflicts with every change of the table that has a value in that key. Binary strings,
-// and ENUM and SET (written as numbers), are compared by their literals. Floats (0 = -0) are
-// treated as collated.
+// and ENUM and SET (written as numbers), are compared by their literals. Floats (0 = -0),
+// generated columns and a key over a prefix of a column are treated as collated.
 func TestWriteset_collation(t *testing.T) {
 	tags := wsTable("tags", []column{intCol("id", true), strCol("label", "utf8mb4_general_ci", false)}, pk("id"), uk("label", "label"))
 	a := wsOf(tags, event.Insert, ins(int32(1), "Red"))
@@ -157,6 +157,10 @@ func TestWriteset_collation(t *testing.T) {
 			t.Errorf("a unique key over a %s column (collation %q, generated %v) is exact", c.dataType, c.collation, c.generated)
 		}
 	}
+	// A unique key over a prefix of a column: values that differ after the prefix collide.
+	prefixed := wsTable("p", []column{intCol("id", true), {name: "k", dataType: "varbinary", collation: "binary", notNull: true}},
+		pk("id"), index{name: "k", cols: []string{"k"}, prefix: true})
+	wantKeys(t, wsOf(prefixed, event.Insert, ins(int32(1), "abcX")), "`s`.`p` PRIMARY 1", "`s`.`p` k ")
 	enum := wsTable("e", []column{intCol("id", true), {name: "k", dataType: "enum", collation: "utf8mb4_general_ci", notNull: true}}, pk("id"), uk("k", "k"))
 	wantKeys(t, wsOf(enum, event.Insert, ins(int32(1), int64(2))), "`s`.`e` PRIMARY 1", "`s`.`e` k 2")
 }
