@@ -152,14 +152,16 @@ type Applier struct {
 	statementSince atomic.Int64
 
 	// Owned by Run.
-	plan       *planner
-	conn       *sql.Conn
-	connID     int64
-	b          batch  // the executor's own statements (a record write sent alone)
-	txOpen     bool   // a target transaction is open (or its BEGIN planned)
-	committed  string // the position the open target transaction started from
-	lastSave   time.Time
-	xaSessions map[string]xaSession // the sessions of the XA transactions this attempt opened, by XID: a session that prepared one can do nothing else until it ends it
+	plan      *planner
+	conn      *sql.Conn
+	connID    int64
+	b         batch  // the executor's own statements (a record write sent alone)
+	txOpen    bool   // a target transaction is open (or its BEGIN planned)
+	committed string // the position the open target transaction started from
+	lastSave  time.Time
+	// xaSessions are the sessions of the XA transactions this attempt opened, by XID: a session
+	// that prepared one can do nothing else until it ends it.
+	xaSessions map[string]xaSession
 	maxBatch   int
 	// maxPacket is the largest round trip the target accepts: its max_allowed_packet, less room
 	// for the protocol's own bytes.
