@@ -152,30 +152,16 @@ type Applier struct {
 	statementSince atomic.Int64
 
 	// Owned by Run.
+	plan      *planner
 	conn      *sql.Conn
 	connID    int64
-	fkOff     bool // the session runs with foreign_key_checks=0
-	fkUnknown bool // a failed batch may have left foreign_key_checks other than fkOff says
-	b         batch
-	txOpen    bool // a target transaction is open
-	inTxn     bool // a source transaction is open (split across fetches)
-	pos       string
+	b         batch  // the executor's own statements (a record write sent alone)
+	txOpen    bool   // a target transaction is open (or its BEGIN planned)
 	committed string // the position the open target transaction started from
-	gtid      string // the GTID of the source transaction being applied
-	txTime    int64
-	commits   int // source transactions in the open target transaction
-	rows      int
-	skipPos   string // position of skipped transactions not yet saved
-	skipTime  int64
 	lastSave  time.Time
-	group     rowGroup
-	fold      fold
-	xid       string // the XID of the open target XA transaction, empty when none
-	xaSkip    bool   // the open XA transaction is already prepared on the target: skip its rows
 	// xaSessions are the sessions of the XA transactions this attempt opened, by XID: a session
 	// that prepared one can do nothing else until it ends it.
 	xaSessions map[string]xaSession
-	mainFKOff  bool // the main session's fkOff while an XA session is the current one
 	maxBatch   int
 	// maxPacket is the largest round trip the target accepts: its max_allowed_packet, less room
 	// for the protocol's own bytes.
@@ -251,10 +237,11 @@ func (a *Applier) progressed() {
 // the stream started from. On return, any open target transaction has been rolled back: its
 // connection is killed over a separate connection so that its locks go at once.
 func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error) {
-	a.pos, a.committed = pos, pos
+	a.committed = pos
 	a.lastSave = a.cfg.Now()
-	a.txOpen, a.inTxn, a.commits, a.rows, a.skipPos = false, false, 0, 0, ""
-	a.xid, a.xaSkip = "", false
+	a.txOpen = false
+	a.plan = newPlanner(planConfig{targetDB: a.cfg.TargetDB, onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode,
+		maxBatch: a.maxBatch, stopAt: a.cfg.StopAt}, pos)
 	if err := a.connect(ctx); err != nil {
 		return err
 	}
@@ -291,130 +278,99 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 	}
 }
 
-// apply applies one fetch.
+// apply applies one fetch: each event planned, then its steps run, in order.
 func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 	for _, e := range items {
-		switch e.Type {
-		case event.Begin:
-			a.gtid = e.GTID
-			if e.XID != "" {
-				if err := a.xaStart(ctx, e); err != nil {
-					return err
-				}
-			} else if err := a.openTx(); err != nil {
+		var t *table
+		if e.Type == event.Rows && a.plan.TakesRows() {
+			var err error
+			if t, err = a.tables.get(ctx, e.Table); err != nil {
 				return err
 			}
-			a.inTxn = true
+		}
+		steps, err := a.plan.Event(e, t)
+		if rerr := a.run(ctx, steps); rerr != nil {
+			return rerr
+		}
+		if err != nil {
+			return err
+		}
+		if a.stopped {
+			return nil
+		}
+		switch e.Type {
+		case event.Begin:
 			if a.oldestPending.Load() == 0 {
 				a.oldestPending.Store(e.Timestamp)
 			}
-		case event.Rows:
-			if a.xaSkip {
-				continue // an XA transaction an earlier attempt prepared on the target
-			}
-			if !a.txOpen {
-				return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
-			}
-			if err := a.addRows(ctx, e); err != nil {
-				return err
-			}
-		case event.Commit:
-			// The row group stays open across the commit: the transactions of a fetch share one
-			// target transaction, so consecutive inserts (or key deletes) of one table from
-			// successive source transactions become one statement, in the same order.
-			a.inTxn = false
-			a.pos, a.txTime = e.Pos, e.Timestamp
-			a.commits++
-			if a.xid != "" {
-				if err := a.xaOnePhase(ctx); err != nil {
-					return err
-				}
-			}
-			if a.reachedStop(e.Pos) {
-				return a.commitAndStop(ctx)
-			}
-		case event.XAPrepare:
-			a.inTxn = false
-			if err := a.xaPrepare(ctx, e); err != nil {
-				return err
-			}
-			if a.reachedStop(e.Pos) {
-				return a.commitAndStop(ctx)
-			}
-		case event.XACommit, event.XARollback:
-			if err := a.xaEnd(ctx, e); err != nil {
-				return err
-			}
-			if a.reachedStop(e.Pos) {
-				return a.commitAndStop(ctx)
-			}
-		case event.Skip:
-			if a.txOpen {
-				a.pos = e.Pos
-			} else {
-				a.skipPos, a.skipTime = e.Pos, e.Timestamp
-			}
-			if a.reachedStop(e.Pos) {
-				return a.commitAndStop(ctx)
-			}
-		case event.DDL:
-			if err := a.commit(ctx); err != nil {
-				return err
-			}
-			if err := a.ddl(ctx, e); err != nil {
-				return err
-			}
-			if a.stopped {
-				return nil
-			}
-			if a.reachedStop(e.Pos) {
-				return a.commitAndStop(ctx)
-			}
 		case event.Heartbeat:
-			if !a.inTxn && a.cfg.Heartbeat != nil {
+			if !a.plan.inTxn && a.cfg.Heartbeat != nil {
 				a.cfg.Heartbeat.Received()
 			}
 		}
-		if len(a.b.buf) >= a.maxBatch {
-			if err := a.flush(ctx); err != nil {
-				return err
-			}
-		}
 	}
-	if err := a.flushPending(); err != nil {
-		return err
+	steps, err := a.plan.EndFetch()
+	if rerr := a.run(ctx, steps); rerr != nil {
+		return rerr
 	}
-	if a.inTxn {
-		// A transaction continues in the next fetch: send what we have, keep it open.
-		return a.flush(ctx)
-	}
-	return a.commit(ctx)
+	return err
 }
 
-func (a *Applier) openTx() error {
-	if a.txOpen {
-		return nil
+// run runs the steps the planner planned, in order.
+func (a *Applier) run(ctx context.Context, steps []step) error {
+	for i := range steps {
+		if err := a.runStep(ctx, &steps[i]); err != nil {
+			return err
+		}
 	}
-	a.b.add("", "BEGIN")
-	a.txOpen = true
-	a.txnSince.Store(a.cfg.Now().UnixNano())
+	return nil
+}
+
+func (a *Applier) runStep(ctx context.Context, s *step) error {
+	switch s.kind {
+	case stepBegin:
+		a.txOpen = true
+		a.txnSince.Store(a.cfg.Now().UnixNano())
+	case stepSend:
+		return a.flush(ctx, a.session(s.xid), s.stmts)
+	case stepCommit:
+		return a.commit(ctx, s)
+	case stepXAStart:
+		return a.xaStart(ctx, s)
+	case stepXAPrepare:
+		return a.xaPrepare(ctx, s)
+	case stepXAOnePhase:
+		return a.xaOnePhase(ctx, s)
+	case stepXAEnd:
+		return a.xaEnd(ctx, s)
+	case stepDDL:
+		return a.ddl(ctx, s)
+	case stepStop:
+		if err := a.setState(ctx, workflow.StateStopped, s.msg); err != nil {
+			return err
+		}
+		a.stopped = true
+		if s.atDDL {
+			return ErrStoppedAtDDL
+		}
+	}
 	return nil
 }
 
 // idle does the work due when the relay log is quiet: save the position of skipped
 // transactions at most once a second, record a heartbeat when one is due.
 func (a *Applier) idle(ctx context.Context) error {
-	if a.txOpen {
+	if a.plan.txOpen {
 		return nil
 	}
 	a.progressSince.Store(0)
 	now := a.cfg.Now()
-	if a.skipPos != "" && now.Sub(a.lastSave) >= skipSaveInterval {
-		a.pos, a.txTime = a.skipPos, a.skipTime
-		if err := a.openTx(); err != nil {
+	if a.plan.skipPos != "" && now.Sub(a.lastSave) >= skipSaveInterval {
+		steps, err := a.plan.SaveSkipped()
+		if err != nil {
 			return err
 		}
-		if err := a.commit(ctx); err != nil {
+		if err := a.run(ctx, steps); err != nil {
 			return err
 		}
 		now = a.cfg.Now() // the heartbeat write's deadline counts from its own start

@@ -2,6 +2,7 @@ package applier
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -13,24 +14,24 @@ import (
 	"github.com/vplayer/vplayer/workflow"
 )
 
-// flush sends the batch: in one round trip when it fits the target's max_allowed_packet, else
-// in as many as it needs, cut between statements. A statement that does not fit alone is a
-// terminal error naming the variable.
-func (a *Applier) flush(ctx context.Context) error {
-	if a.b.n == 0 {
+// flush sends the statements of b on conn: in one round trip when they fit the target's
+// max_allowed_packet, else in as many as they need, cut between statements, and empties b. A
+// statement that does not fit alone is a terminal error naming the variable.
+func (a *Applier) flush(ctx context.Context, conn *sql.Conn, b *batch) error {
+	if b.n == 0 {
 		return nil
 	}
-	defer a.b.reset()
-	for first := 0; first < a.b.n; {
-		last := a.b.n // statements [first, last) go in this round trip
-		start := a.b.starts[first]
-		for last > first+1 && a.b.end(last-1)-start > a.maxPacket {
+	defer b.reset()
+	for first := 0; first < b.n; {
+		last := b.n // statements [first, last) go in this round trip
+		start := b.starts[first]
+		for last > first+1 && b.end(last-1)-start > a.maxPacket {
 			last--
 		}
-		if size := a.b.end(last-1) - start; size > a.maxPacket {
-			return &PacketError{Shape: a.b.shapeOf(first), Size: size + packetOverhead, MaxAllowed: a.maxPacket + packetOverhead}
+		if size := b.end(last-1) - start; size > a.maxPacket {
+			return &PacketError{Shape: b.shapeOf(first), Size: size + packetOverhead, MaxAllowed: a.maxPacket + packetOverhead}
 		}
-		if err := a.send(ctx, first, last); err != nil {
+		if err := a.send(ctx, conn, b, first, last); err != nil {
 			return err
 		}
 		first = last
@@ -38,15 +39,15 @@ func (a *Applier) flush(ctx context.Context) error {
 	return nil
 }
 
-// send runs statements [first, last) of the batch in one round trip and checks what they affected.
-func (a *Applier) send(ctx context.Context, first, last int) error {
-	shape := a.b.shape()
+// send runs statements [first, last) of b on conn in one round trip and checks what they affected.
+func (a *Applier) send(ctx context.Context, conn *sql.Conn, b *batch, first, last int) error {
+	shape := b.shape()
 	a.statement.Store(&shape)
 	a.statementSince.Store(a.cfg.Now().UnixNano())
-	q := string(a.b.buf[a.b.starts[first]:a.b.end(last-1)])
+	q := string(b.buf[b.starts[first]:b.end(last-1)])
 	q = strings.TrimSuffix(q, ";")
 	var affected []int64
-	err := a.session().Raw(func(dc any) error {
+	err := conn.Raw(func(dc any) error {
 		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
 		if err != nil {
 			return err
@@ -65,24 +66,24 @@ func (a *Applier) send(ctx context.Context, first, last int) error {
 		if workflow.IsFenceViolation(err) {
 			return &workflow.FenceError{Err: err}
 		}
-		if me := a.duplicateKey(err, shape); me != nil {
+		if me := a.duplicateKey(err, shape, b); me != nil {
 			return me
 		}
 		return fmt.Errorf("apply %s: %w", shape, err)
 	}
 	a.progressed()
-	return a.verify(ctx, a.b.checksIn(first, last), first, affected)
+	return a.verify(ctx, b.checksIn(first, last), first, affected)
 }
 
 // duplicateKey describes a duplicate-key error as a row mismatch (an INSERT of a key that exists)
 // when the round trip held only one table's changes, and so names it; else nil.
-func (a *Applier) duplicateKey(err error, shape string) error {
+func (a *Applier) duplicateKey(err error, shape string, b *batch) error {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || me.Number != 1062 {
 		return nil
 	}
 	var t *table
-	for _, c := range a.b.checks {
+	for _, c := range b.checks {
 		if t != nil && c.t != t {
 			return nil
 		}
@@ -92,7 +93,7 @@ func (a *Applier) duplicateKey(err error, shape string) error {
 	if t != nil {
 		name = t.quoted
 	}
-	return &MismatchError{Kind: InsertExists, Table: name, Key: keyColumns(t), GTID: a.gtid, Pos: a.committed, Cause: err}
+	return &MismatchError{Kind: InsertExists, Table: name, Key: keyColumns(t), GTID: a.plan.gtid, Pos: a.committed, Cause: err}
 }
 
 // keyColumns names t's key columns, for a message.
@@ -120,93 +121,59 @@ func (e *PacketError) Error() string {
 // roundUpMiB rounds n bytes up to a whole number of MiB, in bytes.
 func roundUpMiB(n int) int { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
 
-// commit writes the position and commits the open target transaction, if any.
-func (a *Applier) commit(ctx context.Context) error {
-	if !a.txOpen {
-		return nil
-	}
-	if err := a.flushPending(); err != nil {
-		return err
-	}
+// commit runs a commit step: its checked statements, then its statements with the position and
+// COMMIT.
+func (a *Applier) commit(ctx context.Context, s *step) error {
+	conn := a.session(s.xid)
 	now := a.cfg.Now()
-	if err := a.checkBeforeCommit(ctx); err != nil {
-		return err
+	if s.check != nil {
+		if err := a.flush(ctx, conn, s.check); err != nil {
+			return err
+		}
 	}
-	a.b.add("", a.positionSQL(now))
+	s.stmts.add("", a.positionSQL(s.end, now))
 	if a.cfg.BeforeCommit != nil {
-		if err := a.flush(ctx); err != nil {
+		if err := a.flush(ctx, conn, s.stmts); err != nil {
 			return err
 		}
 		if err := a.cfg.BeforeCommit(); err != nil {
 			return fmt.Errorf("before commit: %w", err)
 		}
 	}
-	a.b.add("", "COMMIT")
-	if err := a.flush(ctx); err != nil {
+	s.stmts.add("", "COMMIT")
+	if err := a.flush(ctx, conn, s.stmts); err != nil {
 		return err
 	}
 	a.txOpen = false
 	a.lastSave = now
-	a.committedBatch()
+	a.committedBatch(s.end)
 	return nil
 }
 
-// committedBatch does the bookkeeping of a committed target transaction that saved a.pos.
-func (a *Applier) committedBatch() {
-	a.committed = a.pos
-	a.skipPos = ""
+// committedBatch does the bookkeeping of a committed target transaction that saved s.
+func (a *Applier) committedBatch(s saved) {
+	a.committed = s.pos
 	a.stats.Saves.Add(1)
-	if a.commits > 0 {
+	if s.commits > 0 {
 		a.stats.Commits.Add(1)
-		a.stats.Transactions.Add(int64(a.commits))
-		a.stats.LastCommitted.Store(a.txTime)
-		a.stats.observePerCommit(a.commits)
+		a.stats.Transactions.Add(int64(s.commits))
+		a.stats.LastCommitted.Store(s.txTime)
+		a.stats.observePerCommit(s.commits)
 	}
-	a.stats.Rows.Add(int64(a.rows))
-	a.commits, a.rows = 0, 0
+	a.stats.Rows.Add(int64(s.rows))
 	a.progressed() // the fetch may still hold work: idle clears the clock once it holds none
 	a.txnSince.Store(0)
-	if !a.inTxn {
+	if !s.inTxn {
 		a.oldestPending.Store(0)
 	}
 }
 
-func (a *Applier) reachedStop(pos string) bool {
-	return a.cfg.StopAt != nil && a.cfg.StopAt(pos)
-}
-
-// commitAndStop commits everything up to the stop position and records the stop.
-func (a *Applier) commitAndStop(ctx context.Context) error {
-	if a.skipPos != "" && !a.txOpen {
-		a.pos, a.txTime = a.skipPos, a.skipTime
-		if err := a.openTx(); err != nil {
-			return err
-		}
-	}
-	if err := a.commit(ctx); err != nil {
-		return err
-	}
-	if err := a.setState(ctx, workflow.StateStopped, "Stopped at position "+a.pos); err != nil {
-		return err
-	}
-	a.stopped = true
-	return nil
-}
-
-// savePos records a.pos in a transaction of its own.
-func (a *Applier) savePos(ctx context.Context) error {
-	if err := a.openTx(); err != nil {
-		return err
-	}
-	return a.commit(ctx)
-}
-
-// positionSQL is the statement that records a.pos, fenced by the lease when there is one.
-func (a *Applier) positionSQL(now time.Time) string {
+// positionSQL is the statement that records s's position, fenced by the lease when there is one.
+func (a *Applier) positionSQL(s saved, now time.Time) string {
 	if a.cfg.Lease != nil {
-		return a.cfg.Lease.PositionSQL(a.pos, now.Unix(), a.txTime)
+		return a.cfg.Lease.PositionSQL(s.pos, now.Unix(), s.txTime)
 	}
-	return a.cfg.Store.PositionSQL(a.cfg.ID, a.pos, now.Unix(), a.txTime)
+	return a.cfg.Store.PositionSQL(a.cfg.ID, s.pos, now.Unix(), s.txTime)
 }
 
 // setState records a state change, fenced by the lease when there is one.

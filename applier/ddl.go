@@ -8,80 +8,62 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/vplayer/vplayer/event"
-	"github.com/vplayer/vplayer/sqlq"
 	"github.com/vplayer/vplayer/workflow"
 )
 
-// ddl handles a schema change by the OnDDL policy. The target transaction is committed.
-func (a *Applier) ddl(ctx context.Context, e *event.Event) error {
-	a.pos, a.txTime = e.Pos, e.Timestamp
-	switch a.cfg.OnDDL {
-	case OnDDLStop:
-		if err := a.savePos(ctx); err != nil {
-			return err
-		}
-		if err := a.setState(ctx, workflow.StateStopped, "Stopped at DDL "+e.Query); err != nil {
-			return err
-		}
-		a.stopped = true
-		return ErrStoppedAtDDL
-	case OnDDLExec, OnDDLExecIgnore:
-		// DDL commits by itself, outside the fenced position write. The statement before it in
-		// the same multi-statement marks the DDL started, fenced: a process that lost the
-		// workflow fails there and never reaches the DDL, and the DDL's implicit commit makes
-		// the mark durable before the DDL runs.
-		a.b.add("", a.ddlMarkSQL(e.Pos))
-		// The DDL is pending until its position is saved: lag counts from it meanwhile.
-		if a.oldestPending.Load() == 0 {
-			a.oldestPending.Store(e.Timestamp)
-		}
-		// Run in the target database, with the names that qualify the source database pointed at
-		// the target database too.
-		a.foreignKeys(true) // a DDL's references need not exist yet, nor its rows match them
-		a.b.add("", "USE "+sqlq.Ident(a.cfg.TargetDB))
-		a.b.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(a.cfg.TargetDB)))
-		err := a.flush(ctx)
-		var fe *workflow.FenceError
-		maybeRan := e.Pos == a.cfg.DDLStarted
-		switch {
-		case err == nil && maybeRan:
-			a.cfg.Logger.Warn("DDL marked started by an attempt that ended before recording it ran again; "+
-				"it had not run then, or it is one that can run twice (an unnamed index, a rename cycle): check the target's schema",
-				"query", e.Query, "pos", e.Pos)
-		case err == nil:
-		case errors.As(err, &fe) || ctx.Err() != nil:
-			return err
-		case maybeRan && alreadyApplied(err):
-			// An earlier attempt ran this DDL and ended before recording its position.
-			a.cfg.Logger.Warn("DDL already executed by an attempt that ended before recording it; not running it again",
-				"query", e.Query, "pos", e.Pos, "error", err)
-		case a.cfg.OnDDL == OnDDLExec:
-			// The server refused the DDL, so it did not run: drop the mark, so that a retry does
-			// not take the same refusal for a sign that it ran. Without the server's answer (a
-			// lost connection) it may have run, and the mark stays.
-			var me *mysql.MySQLError
-			if errors.As(err, &me) {
-				if a.cfg.DDLRefused != nil {
-					a.cfg.DDLRefused(e.Pos)
-				}
-				if _, cerr := a.conn.ExecContext(ctx, a.ddlMarkSQL("")); cerr != nil {
-					a.cfg.Logger.Warn("could not clear the mark of a failed DDL", "error", cerr)
-				}
+// ddl runs a DDL step (--on-ddl exec or exec_ignore): the DDL after a mark of its position. The
+// target transaction was committed before it.
+func (a *Applier) ddl(ctx context.Context, s *step) error {
+	e := s.ev
+	// DDL commits by itself, outside the fenced position write. The statement before it in the
+	// same multi-statement marks the DDL started, fenced: a process that lost the workflow fails
+	// there and never reaches the DDL, and the DDL's implicit commit makes the mark durable
+	// before the DDL runs.
+	s.stmts.insert(0, a.ddlMarkSQL(e.Pos))
+	// The DDL is pending until its position is saved: lag counts from it meanwhile.
+	if a.oldestPending.Load() == 0 {
+		a.oldestPending.Store(e.Timestamp)
+	}
+	err := a.flush(ctx, a.conn, s.stmts)
+	var fe *workflow.FenceError
+	maybeRan := e.Pos == a.cfg.DDLStarted
+	switch {
+	case err == nil && maybeRan:
+		a.cfg.Logger.Warn("DDL marked started by an attempt that ended before recording it ran again; "+
+			"it had not run then, or it is one that can run twice (an unnamed index, a rename cycle): check the target's schema",
+			"query", e.Query, "pos", e.Pos)
+	case err == nil:
+	case errors.As(err, &fe) || ctx.Err() != nil:
+		return err
+	case maybeRan && alreadyApplied(err):
+		// An earlier attempt ran this DDL and ended before recording its position.
+		a.cfg.Logger.Warn("DDL already executed by an attempt that ended before recording it; not running it again",
+			"query", e.Query, "pos", e.Pos, "error", err)
+	case a.cfg.OnDDL == OnDDLExec:
+		// The server refused the DDL, so it did not run: drop the mark, so that a retry does
+		// not take the same refusal for a sign that it ran. Without the server's answer (a
+		// lost connection) it may have run, and the mark stays.
+		var me *mysql.MySQLError
+		if errors.As(err, &me) {
+			if a.cfg.DDLRefused != nil {
+				a.cfg.DDLRefused(e.Pos)
 			}
-			return err
-		default:
-			a.cfg.Logger.Warn("DDL failed on the target, ignored by --on-ddl=exec_ignore", "query", e.Query, "error", err)
-			a.fkUnknown = true // the batch may have failed before its SET of foreign_key_checks
-		}
-		a.tables.reset()
-		if a.cfg.AfterDDL != nil {
-			if err := a.cfg.AfterDDL(); err != nil {
-				return fmt.Errorf("after DDL: %w", err)
+			if _, cerr := a.conn.ExecContext(ctx, a.ddlMarkSQL("")); cerr != nil {
+				a.cfg.Logger.Warn("could not clear the mark of a failed DDL", "error", cerr)
 			}
+		}
+		return err
+	default:
+		a.cfg.Logger.Warn("DDL failed on the target, ignored by --on-ddl=exec_ignore", "query", e.Query, "error", err)
+		a.plan.ForeignKeysUnknown() // the batch may have failed before its SET of foreign_key_checks
+	}
+	a.tables.reset()
+	if a.cfg.AfterDDL != nil {
+		if err := a.cfg.AfterDDL(); err != nil {
+			return fmt.Errorf("after DDL: %w", err)
 		}
 	}
-	return a.savePos(ctx)
+	return nil
 }
 
 // ddlMarkSQL marks the DDL ending at pos as started, or clears the mark (pos ""), fenced by the

@@ -149,17 +149,6 @@ func (b *batch) expect(c check) {
 	b.checks = append(b.checks, c)
 }
 
-// checkBeforeCommit sends, in strict mode, the checked statements the batch holds before the
-// statement that would commit them is added: their counts come back with the round trip, and
-// a mismatch must be found while the transaction can still be rolled back. One round trip more
-// per commit that holds checked statements; none in idempotent mode, which only counts.
-func (a *Applier) checkBeforeCommit(ctx context.Context) error {
-	if a.cfg.ExecMode != ExecModeStrict || len(a.b.checks) == 0 {
-		return nil
-	}
-	return a.flush(ctx)
-}
-
 // keyLiterals returns c's key literals, computing them from its rows if need be.
 func (c *check) keyLiterals() []string {
 	if c.keys != nil {

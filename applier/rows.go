@@ -1,7 +1,7 @@
 package applier
 
 import (
-	"context"
+	"fmt"
 
 	"github.com/vplayer/vplayer/event"
 )
@@ -18,83 +18,86 @@ type rowGroup struct {
 
 // foreignKeys makes the session's foreign_key_checks what the statements that follow in the
 // batch need: off for rows the source wrote with the checks off, and for DDL.
-func (a *Applier) foreignKeys(off bool) {
-	if a.fkOff == off && !a.fkUnknown {
+func (p *planner) foreignKeys(off bool) {
+	if p.fkOff == off && !p.fkUnknown {
 		return
 	}
-	a.fkUnknown = false
+	p.fkUnknown = false
 	if off {
-		a.b.add("", "SET SESSION foreign_key_checks = 0")
+		p.cur.add("", "SET SESSION foreign_key_checks = 0")
 	} else {
-		a.b.add("", "SET SESSION foreign_key_checks = 1")
+		p.cur.add("", "SET SESSION foreign_key_checks = 1")
 	}
-	a.fkOff = off
+	p.fkOff = off
 }
 
-func (a *Applier) addRows(ctx context.Context, e *event.Event) error {
-	t, err := a.tables.get(ctx, e.Table)
-	if err != nil {
-		return err
+// addRows plans the row changes of e, a rows event of table t.
+func (p *planner) addRows(e *event.Event, t *table) error {
+	if t == nil {
+		return fmt.Errorf("rows event for %s.%s without its table definition", e.Table.Schema, e.Table.Name)
 	}
-	a.rows += len(e.Rows)
+	p.rows += len(e.Rows)
+	if p.cfg.writesets {
+		p.ws.addRows(t, e.Rows)
+	}
 	if t.foldable {
-		if err := a.fold.add(t, e.Kind, e.Rows, e.Bytes(), a.gtid); err != nil {
+		if err := p.fold.add(t, e.Kind, e.Rows, e.Bytes(), p.gtid); err != nil {
 			return err
 		}
-		if a.fold.full() {
-			return a.fold.appendTo(&a.b, a.cfg.ExecMode, a.gtid)
+		if p.fold.full() {
+			return p.fold.appendTo(p.cur, p.cfg.execMode, p.gtid)
 		}
 		return nil
 	}
-	g := &a.group
+	g := &p.group
 	if g.t == t && g.kind == e.Kind && e.Kind != event.Update && g.fkOff == e.NoForeignKeyChecks {
 		g.rows = append(g.rows, e.Rows...)
 		g.bytes += e.Bytes()
 	} else {
-		if err := a.flushGroup(); err != nil {
+		if err := p.flushGroup(); err != nil {
 			return err
 		}
-		g.t, g.kind, g.fkOff, g.gtid0, g.bytes = t, e.Kind, e.NoForeignKeyChecks, a.gtid, e.Bytes()
+		g.t, g.kind, g.fkOff, g.gtid0, g.bytes = t, e.Kind, e.NoForeignKeyChecks, p.gtid, e.Bytes()
 		g.rows = append(g.rows[:0], e.Rows...)
 	}
 	if e.Kind == event.Update || len(g.rows) >= 1000 || g.bytes >= maxFoldBytes {
-		return a.flushGroup()
+		return p.flushGroup()
 	}
 	return nil
 }
 
 // flushPending writes every row change not yet in the batch: the row group and the fold.
-func (a *Applier) flushPending() error {
-	if err := a.flushGroup(); err != nil {
+func (p *planner) flushPending() error {
+	if err := p.flushGroup(); err != nil {
 		return err
 	}
-	return a.fold.appendTo(&a.b, a.cfg.ExecMode, a.gtid)
+	return p.fold.appendTo(p.cur, p.cfg.execMode, p.gtid)
 }
 
 // gtidSpan names the source transactions from gtid0 to the current one.
-func (a *Applier) gtidSpan(gtid0 string) string {
-	if gtid0 == "" || gtid0 == a.gtid {
-		return a.gtid
+func (p *planner) gtidSpan(gtid0 string) string {
+	if gtid0 == "" || gtid0 == p.gtid {
+		return p.gtid
 	}
-	return gtid0 + ".." + a.gtid
+	return gtid0 + ".." + p.gtid
 }
 
 // flushGroup writes the pending row group into the batch.
-func (a *Applier) flushGroup() error {
-	g := &a.group
+func (p *planner) flushGroup() error {
+	g := &p.group
 	if g.t == nil || len(g.rows) == 0 {
 		g.t = nil
 		return nil
 	}
-	a.foreignKeys(g.fkOff)
+	p.foreignKeys(g.fkOff)
 	var err error
 	switch g.kind {
 	case event.Insert:
-		err = appendInsertMode(&a.b, g.t, g.rows, a.cfg.ExecMode, a.gtidSpan(g.gtid0))
+		err = appendInsertMode(p.cur, g.t, g.rows, p.cfg.execMode, p.gtidSpan(g.gtid0))
 	case event.Update:
-		err = appendUpdate(&a.b, g.t, g.rows, a.cfg.ExecMode, a.gtid)
+		err = appendUpdate(p.cur, g.t, g.rows, p.cfg.execMode, p.gtid)
 	case event.Delete:
-		err = appendDelete(&a.b, g.t, g.rows, a.gtidSpan(g.gtid0))
+		err = appendDelete(p.cur, g.t, g.rows, p.gtidSpan(g.gtid0))
 	}
 	clear(g.rows)
 	g.rows = g.rows[:0]

@@ -19,7 +19,6 @@ func (a *Applier) connect(ctx context.Context) error {
 	}
 	a.conn, a.connID = conn, id
 	a.maxPacket = maxPacket - packetOverhead
-	a.fkOff = false
 	if err := a.recordSessions(ctx); err != nil {
 		conn.Close()
 		a.conn = nil

@@ -83,6 +83,40 @@ func (b *batch) add(shape, stmt string) {
 	b.buf = append(b.buf, stmt...)
 }
 
+// insert puts stmt, a statement without a shape (a record write), before statement i, or at the
+// end when i is b.n. The checks of the statements after it move with them.
+func (b *batch) insert(i int, stmt string) {
+	if i >= b.n {
+		b.add("", stmt)
+		return
+	}
+	at, size := b.starts[i], len(stmt)+1 // stmt and its ';'
+	b.buf = append(b.buf, make([]byte, size)...)
+	copy(b.buf[at+size:], b.buf[at:])
+	copy(b.buf[at:], stmt)
+	b.buf[at+len(stmt)] = ';'
+	b.starts = append(b.starts, 0)
+	copy(b.starts[i+1:], b.starts[i:])
+	for j := i + 1; j < len(b.starts); j++ {
+		b.starts[j] += size
+	}
+	b.n++
+	for j := range b.checks {
+		if b.checks[j].stmt >= i {
+			b.checks[j].stmt++
+		}
+	}
+}
+
+// stmt returns the text of statement i.
+func (b *batch) stmt(i int) string {
+	s := string(b.buf[b.starts[i]:b.end(i)])
+	if i+1 < b.n {
+		s = s[:len(s)-1] // its ';'
+	}
+	return s
+}
+
 // shape describes the batch for a stall message: the data statements it holds, else COMMIT.
 func (b *batch) shape() string {
 	switch len(b.shapes) {

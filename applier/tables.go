@@ -32,8 +32,39 @@ type column struct {
 	dataType  string // information_schema DATA_TYPE, lower case
 	unsigned  bool
 	generated bool
+	notNull   bool
+	collation string // COLLATION_NAME: empty for a column that holds no characters
 	quoted    string // backquoted name
 	length    int    // CHARACTER_OCTET_LENGTH: BINARY(n) is padded to it
+}
+
+// index is one unique key of a table, as information_schema lists it.
+type index struct {
+	name    string
+	cols    []string
+	primary bool
+	prefix  bool // a column is in it by a prefix of its value (SUB_PART)
+}
+
+// tableDef is a target table's definition: its columns in ordinal order, its unique keys (the
+// primary key first, then by name), and whether a foreign key or trigger relates it to other
+// rows. buildTable turns it into what the planner writes SQL from.
+type tableDef struct {
+	schema, name string
+	cols         []column
+	uniques      []index
+	related      bool // has a foreign key, is referenced by one, or has a trigger
+}
+
+// uniqueKey is one unique key of a table, for writesets.
+type uniqueKey struct {
+	name string
+	cols []int // column indexes, in the key's order
+	// exact says that two rows' values of the key are equal exactly when their SQL literals are:
+	// no column compares under a collation (a case-insensitive or PAD SPACE string), holds a
+	// float (0 and -0), is generated (its value need not be in the binlog's image) or is in the
+	// key by a prefix of its value (values that differ after it collide).
+	exact bool
 }
 
 // table is what the applier knows of one target table.
@@ -43,10 +74,11 @@ type table struct {
 	cols         []column
 	key          []int // column indexes identifying a row
 	keyKind      keyKind
-	foldable     bool   // primary key, no other unique key, no foreign key or trigger: changes fold per key (see fold)
-	related      bool   // has a foreign key, is referenced by one, or has a trigger: deletes go one row at a time, in source order
-	upsertTail   []byte // " ON DUPLICATE KEY UPDATE ...", for a table with a key
-	countedTail  []byte // upsertTail counting the rows it updates (see appendCountedUpsert)
+	uniques      []uniqueKey // every unique key, the primary key first: what a row change's writeset holds
+	foldable     bool        // primary key, no other unique key, no foreign key or trigger: changes fold per key (see fold)
+	related      bool        // has a foreign key, is referenced by one, or has a trigger: deletes go one row at a time, in source order
+	upsertTail   []byte      // " ON DUPLICATE KEY UPDATE ...", for a table with a key
+	countedTail  []byte      // upsertTail counting the rows it updates (see appendCountedUpsert)
 	upsertShape  string
 	keyTuple     []byte // the key columns as they precede IN
 	keyName      string // the index identifying rows, empty for keyAll
@@ -60,46 +92,93 @@ type table struct {
 
 // loadTable reads the target definition of schema.name.
 func loadTable(ctx context.Context, db *sql.DB, schema, name string) (*table, error) {
-	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA, IS_NULLABLE, COALESCE(CHARACTER_OCTET_LENGTH, 0)
+	d, err := loadDef(ctx, db, schema, name)
+	if err != nil {
+		return nil, err
+	}
+	return buildTable(d), nil
+}
+
+// loadDef reads the definition of schema.name from the target's information_schema.
+func loadDef(ctx context.Context, db *sql.DB, schema, name string) (tableDef, error) {
+	d := tableDef{schema: schema, name: name}
+	quoted := sqlq.Ident(schema) + "." + sqlq.Ident(name)
+	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA, IS_NULLABLE, COALESCE(CHARACTER_OCTET_LENGTH, 0), COALESCE(COLLATION_NAME, '')
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, schema, name)
 	if err != nil {
-		return nil, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
+		return d, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
 	}
 	defer rows.Close()
-	t := &table{schema: schema, name: name, quoted: sqlq.Ident(schema) + "." + sqlq.Ident(name)}
-	notNull := map[string]bool{}
 	for rows.Next() {
 		var c column
 		var colType, extra, nullable string
-		if err := rows.Scan(&c.name, &c.dataType, &colType, &extra, &nullable, &c.length); err != nil {
-			return nil, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
+		if err := rows.Scan(&c.name, &c.dataType, &colType, &extra, &nullable, &c.length, &c.collation); err != nil {
+			return d, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
 		}
 		c.dataType = strings.ToLower(c.dataType)
 		c.unsigned = strings.Contains(strings.ToLower(colType), "unsigned")
 		extra = strings.ToUpper(extra)
 		c.generated = strings.Contains(extra, "VIRTUAL") || strings.Contains(extra, "STORED") || strings.Contains(extra, "PERSISTENT")
-		c.quoted = sqlq.Ident(c.name)
-		notNull[c.name] = nullable == "NO"
-		t.cols = append(t.cols, c)
+		c.notNull = nullable == "NO"
+		d.cols = append(d.cols, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
+		return d, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
 	}
-	if len(t.cols) == 0 {
-		return nil, fmt.Errorf("%w: table %s does not exist on the target: create it with the source's definition", ErrSchemaDrift, t.quoted)
+	if len(d.cols) == 0 {
+		return d, fmt.Errorf("%w: table %s does not exist on the target: create it with the source's definition", ErrSchemaDrift, quoted)
 	}
-	if err := t.loadKey(ctx, db, notNull); err != nil {
-		return nil, err
+	if d.uniques, err = loadUniques(ctx, db, schema, name); err != nil {
+		return d, fmt.Errorf("read keys of %s: %w", quoted, err)
 	}
 	// Folding reorders a table's changes and turns updates into upserts, and a delete of a set of
 	// keys runs in index order: a foreign key (the table's or one that references it) or a
 	// trigger could observe that, so such tables keep their changes as the source wrote them.
-	related, err := relatedTo(ctx, db, schema, name)
+	if d.related, err = relatedTo(ctx, db, schema, name); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// loadUniques reads the unique keys of schema.name, the primary key first, then by name.
+func loadUniques(ctx context.Context, db *sql.DB, schema, name string) ([]index, error) {
+	rows, err := db.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART IS NOT NULL
+FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, schema, name)
 	if err != nil {
 		return nil, err
 	}
-	t.related = related
-	t.foldable = t.foldable && !related
+	defer rows.Close()
+	var out []index
+	for rows.Next() {
+		var ix, col string
+		var nonUnique int
+		var prefix bool
+		if err := rows.Scan(&ix, &nonUnique, &col, &prefix); err != nil {
+			return nil, err
+		}
+		if nonUnique != 0 {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1].name != ix {
+			out = append(out, index{name: ix, primary: ix == "PRIMARY"})
+		}
+		last := &out[len(out)-1]
+		last.cols = append(last.cols, col)
+		last.prefix = last.prefix || prefix
+	}
+	return out, rows.Err()
+}
+
+// buildTable turns a definition into what the planner writes SQL from: the row identity, whether
+// changes fold, the statements' fixed parts. It does no I/O.
+func buildTable(d tableDef) *table {
+	t := &table{schema: d.schema, name: d.name, quoted: sqlq.Ident(d.schema) + "." + sqlq.Ident(d.name), cols: d.cols}
+	for i := range t.cols {
+		t.cols[i].quoted = sqlq.Ident(t.cols[i].name)
+	}
+	t.setKey(d.uniques)
+	t.related = d.related
+	t.foldable = t.foldable && !d.related
 	for i, c := range t.cols {
 		if !c.generated {
 			t.writable = append(t.writable, i)
@@ -123,7 +202,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	}
 	t.updateShape = "UPDATE " + t.quoted
 	t.deleteShape = "DELETE " + t.quoted
-	return t, nil
+	return t
 }
 
 // relatedTo reports whether schema.name has a foreign key, is referenced by one, or has a trigger.
@@ -140,57 +219,45 @@ func relatedTo(ctx context.Context, db *sql.DB, schema, name string) (bool, erro
 	return n > 0, nil
 }
 
-func (t *table) loadKey(ctx context.Context, db *sql.DB, notNull map[string]bool) error {
-	rows, err := db.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME
-FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, t.schema, t.name)
-	if err != nil {
-		return fmt.Errorf("read keys of %s: %w", t.quoted, err)
-	}
-	defer rows.Close()
-	type index struct {
-		name    string
-		cols    []string
-		usable  bool
-		primary bool
-	}
-	var order []*index
-	byName := map[string]*index{}
-	for rows.Next() {
-		var name, col string
-		var nonUnique int
-		if err := rows.Scan(&name, &nonUnique, &col); err != nil {
-			return fmt.Errorf("read keys of %s: %w", t.quoted, err)
-		}
-		if nonUnique != 0 {
-			continue
-		}
-		ix := byName[name]
-		if ix == nil {
-			ix = &index{name: name, usable: true, primary: name == "PRIMARY"}
-			byName[name] = ix
-			order = append(order, ix)
-		}
-		ix.cols = append(ix.cols, col)
-		if !notNull[col] {
-			ix.usable = false
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read keys of %s: %w", t.quoted, err)
-	}
-	for _, ix := range order {
-		if !ix.usable {
-			continue
-		}
-		key := make([]int, 0, len(ix.cols))
-		for _, name := range ix.cols {
-			for i, c := range t.cols {
-				if c.name == name && !c.generated {
-					key = append(key, i)
-				}
+// setKey chooses the row identity among the unique keys uniques (the primary key first): the
+// first whose columns are all NOT NULL and none generated, else every column; and records every
+// unique key for writesets.
+func (t *table) setKey(uniques []index) {
+	colIndex := func(name string) int {
+		for i, c := range t.cols {
+			if c.name == name {
+				return i
 			}
 		}
-		if len(key) != len(ix.cols) {
+		return -1
+	}
+	for _, ix := range uniques {
+		u := uniqueKey{name: ix.name, exact: !ix.prefix}
+		for _, name := range ix.cols {
+			i := colIndex(name)
+			if i < 0 {
+				u.exact = false
+				continue
+			}
+			u.cols = append(u.cols, i)
+			u.exact = u.exact && t.cols[i].exactKey()
+		}
+		t.uniques = append(t.uniques, u)
+	}
+	for _, ix := range uniques {
+		usable := true
+		key := make([]int, 0, len(ix.cols))
+		for _, name := range ix.cols {
+			i := colIndex(name)
+			if i < 0 || !t.cols[i].notNull {
+				usable = false
+				break
+			}
+			if !t.cols[i].generated {
+				key = append(key, i)
+			}
+		}
+		if !usable || len(key) != len(ix.cols) {
 			continue
 		}
 		t.key = key
@@ -199,11 +266,11 @@ FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORD
 			t.keyKind = keyPrimary
 			// With another unique constraint, the order of row changes can matter (a value
 			// moving from one row to another), so only a table with just its primary key folds.
-			t.foldable = len(order) == 1
+			t.foldable = len(uniques) == 1
 		} else {
 			t.keyKind = keyUnique
 		}
-		return nil
+		return
 	}
 	t.keyKind = keyAll
 	t.key = nil
@@ -212,7 +279,22 @@ FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORD
 			t.key = append(t.key, i)
 		}
 	}
-	return nil
+}
+
+// exactKey reports whether two values of c in a key are equal exactly when their SQL literals
+// are: not for strings under a collation (case-insensitive ones, and PAD SPACE ones, which
+// ignore trailing spaces), floats (0 and -0), or generated columns.
+func (c *column) exactKey() bool {
+	if c.generated {
+		return false
+	}
+	switch c.dataType {
+	case "float", "double", "real", "double precision":
+		return false
+	case "enum", "set":
+		return true // written as their numbers
+	}
+	return c.collation == "" || c.collation == "binary"
 }
 
 // check cross-checks the binlog's table map against the target definition, to which columns map

@@ -114,10 +114,10 @@ type xaSession struct {
 	id   int64
 }
 
-// session is where the batch goes: the open XA transaction's session, else the main one.
-func (a *Applier) session() *sql.Conn {
-	if a.xid != "" && !a.xaSkip {
-		if s, ok := a.xaSessions[a.xid]; ok {
+// session is where a step runs: the session of the XA transaction xid, else the main one.
+func (a *Applier) session(xid string) *sql.Conn {
+	if xid != "" {
+		if s, ok := a.xaSessions[xid]; ok {
 			return s.conn
 		}
 	}
@@ -133,18 +133,15 @@ func (a *Applier) releaseXA() {
 		s.conn.Close()
 		delete(a.xaSessions, xid)
 	}
-	a.xid, a.xaSkip = "", false
 }
 
 // ErrXA is wrapped by the terminal errors of XA transactions that vplayer cannot apply exactly.
 var ErrXA = errors.New("XA transaction cannot be applied")
 
-// xaStart opens the target XA transaction of a source one: the open target transaction is
-// committed first, as for a DDL.
-func (a *Applier) xaStart(ctx context.Context, e *event.Event) error {
-	if err := a.commit(ctx); err != nil {
-		return err
-	}
+// xaStart opens the target XA transaction of a source one on a session of its own (the open
+// target transaction was committed before, as for a DDL).
+func (a *Applier) xaStart(ctx context.Context, s *step) error {
+	xid := s.xid
 	conn, id, _, err := a.openSession(ctx)
 	if err != nil {
 		return err
@@ -152,33 +149,29 @@ func (a *Applier) xaStart(ctx context.Context, e *event.Event) error {
 	if a.xaSessions == nil {
 		a.xaSessions = map[string]xaSession{}
 	}
-	a.xaSessions[e.XID] = xaSession{conn: conn, id: id}
+	a.xaSessions[xid] = xaSession{conn: conn, id: id}
 	if err := a.recordSessions(ctx); err != nil {
 		return err
 	}
-	a.xid, a.xaSkip = e.XID, false
-	a.mainFKOff, a.fkOff = a.fkOff, false // the new session runs with the checks on
-	a.b.add("", "XA START "+e.XID)
-	err = a.flush(ctx)
+	err = a.flush(ctx, conn, s.stmts)
 	var me *mysql.MySQLError
 	switch {
 	case err == nil:
 	case errors.As(err, &me) && me.Number == errXADupID:
-		a.closeXASession(e.XID)
-		prepared, perr := a.xaListed(ctx, e.XID)
+		a.closeXASession(xid)
+		prepared, perr := a.xaListed(ctx, xid)
 		switch {
 		case perr != nil:
 			a.cfg.Logger.Warn("could not list the target's prepared XA transactions (XA RECOVER); taking the existing XID for one an earlier attempt prepared",
-				"xid", e.XID, "error", perr)
+				"xid", xid, "error", perr)
 		case !prepared:
 			// Active, not prepared: an earlier attempt's session still rolling it back, or
 			// another client's transaction. Neither is ours to skip.
-			a.xid = ""
-			return fmt.Errorf("XA START %s: the XID is in use on the target by a transaction that is not prepared (an earlier attempt's session still ending, or another client's): %w", e.XID, err)
+			return fmt.Errorf("XA START %s: the XID is in use on the target by a transaction that is not prepared (an earlier attempt's session still ending, or another client's): %w", xid, err)
 		}
 		// An earlier attempt prepared it and ended before saving the position after it.
-		a.cfg.Logger.Info("XA transaction already prepared on the target by an earlier attempt; not applying its rows again", "xid", e.XID, "gtid", e.GTID)
-		a.xaSkip = true
+		a.cfg.Logger.Info("XA transaction already prepared on the target by an earlier attempt; not applying its rows again", "xid", xid, "gtid", a.plan.gtid)
+		a.plan.SkipXA()
 	default:
 		return err
 	}
@@ -193,89 +186,68 @@ func (a *Applier) closeXASession(xid string) {
 		s.conn.Close()
 		delete(a.xaSessions, xid)
 	}
-	if a.xid == xid {
-		a.fkOff = a.mainFKOff
-	}
 }
 
-// xaPrepare prepares the open target XA transaction, then saves the position after it.
-func (a *Applier) xaPrepare(ctx context.Context, e *event.Event) error {
-	if !a.xaSkip {
-		if err := a.flushPending(); err != nil {
+// xaPrepare prepares the open target XA transaction, the lease's fence checked inside it.
+func (a *Applier) xaPrepare(ctx context.Context, s *step) error {
+	conn := a.session(s.xid)
+	if s.check != nil {
+		if err := a.flush(ctx, conn, s.check); err != nil {
 			return err
 		}
-		if err := a.checkBeforeCommit(ctx); err != nil {
-			return err
-		}
-		if a.cfg.Lease != nil {
-			a.b.add("", a.cfg.Lease.FenceCheckSQL())
-		}
-		a.b.add("", "XA END "+a.xid)
-		a.b.add("XA PREPARE", "XA PREPARE "+a.xid)
-		if err := a.flush(ctx); err != nil {
-			return err
-		}
-		a.fkOff = a.mainFKOff // the XA session stays with its prepared transaction
 	}
-	a.xid, a.xaSkip, a.txOpen = "", false, false
-	a.pos, a.txTime = e.Pos, e.Timestamp
-	a.rows = 0
-	return a.savePos(ctx)
+	if a.cfg.Lease != nil {
+		s.stmts.insert(s.slot, a.cfg.Lease.FenceCheckSQL())
+	}
+	if err := a.flush(ctx, conn, s.stmts); err != nil {
+		return err
+	}
+	a.txOpen = false
+	return nil
 }
 
 // xaOnePhase commits the open target XA transaction in one phase (MySQL's XA COMMIT ... ONE
 // PHASE), its position written inside it.
-func (a *Applier) xaOnePhase(ctx context.Context) error {
-	if a.xaSkip {
-		// A one-phase XA transaction is never prepared: the XID found at its XA START is not
-		// this transaction applied before, and its rows are not on the target.
-		return fmt.Errorf("XA COMMIT %s ONE PHASE: its XA START met an XID already prepared on the target, which a one-phase transaction never is; retrying", a.xid)
+func (a *Applier) xaOnePhase(ctx context.Context, s *step) error {
+	conn := a.session(s.xid)
+	if s.check != nil {
+		if err := a.flush(ctx, conn, s.check); err != nil {
+			return err
+		}
 	}
-	if err := a.flushPending(); err != nil {
+	s.stmts.insert(s.slot, a.positionSQL(s.end, a.cfg.Now()))
+	if err := a.flush(ctx, conn, s.stmts); err != nil {
 		return err
 	}
-	if err := a.checkBeforeCommit(ctx); err != nil {
-		return err
-	}
-	a.b.add("", a.positionSQL(a.cfg.Now()))
-	a.b.add("", "XA END "+a.xid)
-	a.b.add("XA COMMIT", "XA COMMIT "+a.xid+" ONE PHASE")
-	if err := a.flush(ctx); err != nil {
-		return err
-	}
-	a.closeXASession(a.xid)
-	a.xid, a.txOpen = "", false
-	a.committedBatch()
+	a.closeXASession(s.xid)
+	a.txOpen = false
+	a.committedBatch(s.end)
 	return nil
 }
 
-// xaEnd applies XA COMMIT or XA ROLLBACK of a prepared transaction, then saves the position.
-func (a *Applier) xaEnd(ctx context.Context, e *event.Event) error {
-	if err := a.commit(ctx); err != nil {
-		return err
-	}
-	verb := "XA COMMIT "
-	if e.Type == event.XARollback {
-		verb = "XA ROLLBACK "
-	}
+// xaEnd applies XA COMMIT or XA ROLLBACK of a prepared transaction, after a mark of its position.
+func (a *Applier) xaEnd(ctx context.Context, s *step) error {
+	e := s.ev
+	stmt := s.stmts.stmt(0)
 	maybeRan := e.Pos == a.cfg.DDLStarted
 	// The mark commits by itself (the session is in autocommit between transactions) and is
 	// fenced: a process that lost the workflow fails there, before the XA statement.
-	a.b.add("", a.ddlMarkSQL(e.Pos))
+	mark := a.ddlMarkSQL(e.Pos)
 	var err error
-	if s, ok := a.xaSessions[e.XID]; ok {
+	if xs, ok := a.xaSessions[e.XID]; ok {
 		// Prepared by this attempt: its own session ends it.
-		if err = a.flush(ctx); err != nil {
+		a.b.add("", mark)
+		if err = a.flush(ctx, a.conn, &a.b); err != nil {
 			return err
 		}
-		_, err = s.conn.ExecContext(ctx, verb+e.XID)
+		_, err = xs.conn.ExecContext(ctx, stmt)
 		var me *mysql.MySQLError
 		if err == nil || (errors.As(err, &me) && (me.Number == errXARB || me.Number == errXANota)) {
 			a.closeXASession(e.XID) // the XA transaction has ended: the session holds nothing
 		}
 	} else {
-		a.b.add(verb[:len(verb)-1], verb+e.XID)
-		err = a.flush(ctx)
+		s.stmts.insert(0, mark)
+		err = a.flush(ctx, a.conn, s.stmts)
 		for i := 0; i < xaDetachPolls && isXANota(err); i++ {
 			// The session of an earlier attempt (or process) that prepared it may not have been
 			// detached from it yet: the server ends a killed or lost session asynchronously,
@@ -286,7 +258,7 @@ func (a *Applier) xaEnd(ctx context.Context, e *event.Event) error {
 				return ctx.Err()
 			case <-time.After(xaDetachPoll):
 			}
-			_, err = a.conn.ExecContext(ctx, verb+e.XID)
+			_, err = a.conn.ExecContext(ctx, stmt)
 		}
 	}
 	var me *mysql.MySQLError
@@ -295,9 +267,9 @@ func (a *Applier) xaEnd(ctx context.Context, e *event.Event) error {
 	case errors.As(err, &me) && me.Number == errXARB:
 		// A prepared XA transaction that changed nothing on the target (no replicated table)
 		// has nothing to commit.
-		a.cfg.Logger.Debug("XA transaction changed nothing on the target", "statement", verb+e.XID, "pos", e.Pos)
+		a.cfg.Logger.Debug("XA transaction changed nothing on the target", "statement", stmt, "pos", e.Pos)
 	case errors.As(err, &me) && me.Number == errXANota && maybeRan:
-		a.cfg.Logger.Info("XA transaction already ended on the target by an attempt that ended before recording it", "statement", verb+e.XID, "pos", e.Pos)
+		a.cfg.Logger.Info("XA transaction already ended on the target by an attempt that ended before recording it", "statement", stmt, "pos", e.Pos)
 	case errors.As(err, &me) && me.Number == errXANota && e.Type == event.XARollback:
 		a.cfg.Logger.Info("XA ROLLBACK of a transaction not prepared on the target (prepared before the workflow's start position): nothing to undo", "xid", e.XID, "pos", e.Pos)
 	case errors.As(err, &me) && me.Number == errXANota:
@@ -307,9 +279,5 @@ func (a *Applier) xaEnd(ctx context.Context, e *event.Event) error {
 	default:
 		return err
 	}
-	a.pos, a.txTime = e.Pos, e.Timestamp
-	if e.Type == event.XACommit {
-		a.commits++
-	}
-	return a.savePos(ctx)
+	return nil
 }

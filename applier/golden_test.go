@@ -1,0 +1,466 @@
+package applier
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/vplayer/vplayer/event"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenDir holds the planner's golden cases: in each, input.json (settings, table definitions,
+// fetches of events) and want.txt (the steps planned, their SQL and writesets).
+const goldenDir = "../testdata/applier"
+
+// goldenInput is a case's input.json.
+type goldenInput struct {
+	Comment  string          `json:"comment"`
+	ExecMode string          `json:"exec_mode"`
+	OnDDL    string          `json:"on_ddl"`
+	TargetDB string          `json:"target_db"`
+	MaxBatch int             `json:"max_batch"` // bytes; 0 means the applier's default
+	StopPos  string          `json:"stop_pos"`
+	Tables   []goldenTable   `json:"tables"`
+	Fetches  [][]goldenEvent `json:"fetches"`
+	// EventsFile, when set, names the file of the case that holds Fetches: one package binlog
+	// writes from a binlog capture (binlog.TestCapture_applierInput).
+	EventsFile string `json:"events_file"`
+}
+
+// goldenTable is a target table's definition, as information_schema would give it.
+type goldenTable struct {
+	Name    string `json:"name"`
+	Columns []struct {
+		Name      string `json:"name"`
+		Type      string `json:"type"` // DATA_TYPE
+		Unsigned  bool   `json:"unsigned"`
+		NotNull   bool   `json:"not_null"`
+		Generated bool   `json:"generated"`
+		Collation string `json:"collation"`
+		Length    int    `json:"length"`
+	} `json:"columns"`
+	// Keys are the unique keys, the primary key (named PRIMARY) first.
+	Keys []struct {
+		Name    string   `json:"name"`
+		Columns []string `json:"columns"`
+	} `json:"keys"`
+	Related bool `json:"related"`
+}
+
+// goldenEvent is one event.Event; its values are JSON numbers, strings or null, converted by the
+// target column's type as the reader would have decoded them.
+type goldenEvent struct {
+	Type    string      `json:"type"` // event.Type's String
+	Pos     string      `json:"pos,omitempty"`
+	TS      int64       `json:"ts,omitempty"`
+	GTID    string      `json:"gtid,omitempty"`
+	XID     string      `json:"xid,omitempty"`
+	Table   string      `json:"table,omitempty"`
+	Columns int         `json:"columns,omitempty"` // the table map's column count
+	Kind    string      `json:"kind,omitempty"`    // event.RowKind's String
+	NoFK    bool        `json:"no_fk_checks,omitempty"`
+	Rows    []goldenRow `json:"rows,omitempty"`
+	Schema  string      `json:"schema,omitempty"`
+	Query   string      `json:"query,omitempty"`
+	DBRefs  [][2]int    `json:"db_refs,omitempty"`
+	Size    int         `json:"size,omitempty"`
+}
+
+type goldenRow struct {
+	Before []any `json:"before,omitempty"`
+	After  []any `json:"after,omitempty"`
+}
+
+func readGolden(t *testing.T, dir string) goldenInput {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "input.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	var in goldenInput
+	if err := dec.Decode(&in); err != nil {
+		t.Fatalf("%s/input.json: %v", dir, err)
+	}
+	if in.EventsFile != "" {
+		raw, err := os.ReadFile(filepath.Join(dir, in.EventsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in.Fetches); err != nil {
+			t.Fatalf("%s/%s: %v", dir, in.EventsFile, err)
+		}
+	}
+	return in
+}
+
+// tableDefs builds the cases' tables, by name and column count (a DDL may change a table's
+// columns: the rows before and after it find their own definition).
+func (in goldenInput) tableDefs(t *testing.T) map[string]*table {
+	t.Helper()
+	out := map[string]*table{}
+	for _, gt := range in.Tables {
+		d := tableDef{schema: in.TargetDB, name: gt.Name, related: gt.Related}
+		for _, c := range gt.Columns {
+			d.cols = append(d.cols, column{name: c.Name, dataType: c.Type, unsigned: c.Unsigned, notNull: c.NotNull,
+				generated: c.Generated, collation: c.Collation, length: c.Length})
+		}
+		for _, k := range gt.Keys {
+			d.uniques = append(d.uniques, index{name: k.Name, cols: k.Columns, primary: k.Name == "PRIMARY"})
+		}
+		out[fmt.Sprintf("%s/%d", gt.Name, len(d.cols))] = buildTable(d)
+	}
+	return out
+}
+
+var (
+	eventTypes = map[string]event.Type{}
+	rowKinds   = map[string]event.RowKind{}
+)
+
+func init() {
+	for ty := event.Begin; ty <= event.XARollback; ty++ {
+		eventTypes[ty.String()] = ty
+	}
+	for k := event.Insert; k <= event.Delete; k++ {
+		rowKinds[k.String()] = k
+	}
+}
+
+// value converts a JSON value to what the reader decodes for a column of c's type.
+func goldenValue(t *testing.T, c *column, v any) any {
+	t.Helper()
+	if v == nil {
+		return nil
+	}
+	n, isNum := v.(json.Number)
+	s, _ := v.(string)
+	mustInt := func(bits int) int64 {
+		i, err := strconv.ParseInt(string(n), 10, bits)
+		if err != nil || !isNum {
+			t.Fatalf("column %s: %v is not an integer", c.name, v)
+		}
+		return i
+	}
+	switch c.dataType {
+	case "tinyint":
+		return int8(mustInt(8))
+	case "smallint":
+		return int16(mustInt(16))
+	case "mediumint", "int":
+		return int32(mustInt(32))
+	case "bigint", "enum", "set", "bit":
+		return mustInt(64)
+	case "year":
+		return int(mustInt(64))
+	case "float":
+		f, err := strconv.ParseFloat(string(n), 32)
+		if err != nil {
+			t.Fatalf("column %s: %v", c.name, err)
+		}
+		return float32(f)
+	case "double":
+		f, err := strconv.ParseFloat(string(n), 64)
+		if err != nil {
+			t.Fatalf("column %s: %v", c.name, err)
+		}
+		return f
+	case "decimal":
+		if isNum {
+			s = string(n)
+		}
+		return decimal.RequireFromString(s)
+	}
+	if isNum {
+		return string(n)
+	}
+	return s
+}
+
+func (in goldenInput) events(t *testing.T, tables map[string]*table) [][]*event.Event {
+	t.Helper()
+	bts := map[string]*event.Table{}
+	var out [][]*event.Event
+	for _, f := range in.Fetches {
+		var fetch []*event.Event
+		for _, ge := range f {
+			ty, ok := eventTypes[ge.Type]
+			if !ok {
+				t.Fatalf("event type %q", ge.Type)
+			}
+			e := &event.Event{Type: ty, Pos: ge.Pos, Timestamp: ge.TS, GTID: ge.GTID, XID: ge.XID, NoForeignKeyChecks: ge.NoFK,
+				Schema: ge.Schema, Query: ge.Query, DBRefs: ge.DBRefs, Size: ge.Size}
+			if ty == event.Rows {
+				key := fmt.Sprintf("%s/%d", ge.Table, ge.Columns)
+				tbl := tables[key]
+				if tbl == nil {
+					t.Fatalf("rows of %s with %d columns: no such table in input.json", ge.Table, ge.Columns)
+				}
+				if bts[key] == nil {
+					bts[key] = &event.Table{Schema: "src", Name: ge.Table, ColumnCount: ge.Columns}
+				}
+				e.Table = bts[key]
+				if e.Kind, ok = rowKinds[ge.Kind]; !ok {
+					t.Fatalf("row kind %q", ge.Kind)
+				}
+				image := func(vals []any) []any {
+					if vals == nil {
+						return nil
+					}
+					if len(vals) != len(tbl.cols) {
+						t.Fatalf("row of %s has %d values, the table %d columns", ge.Table, len(vals), len(tbl.cols))
+					}
+					out := make([]any, len(vals))
+					for i, v := range vals {
+						out[i] = goldenValue(t, &tbl.cols[i], v)
+					}
+					return out
+				}
+				for _, r := range ge.Rows {
+					e.Rows = append(e.Rows, event.Row{Before: image(r.Before), After: image(r.After)})
+				}
+			}
+			fetch = append(fetch, e)
+		}
+		out = append(out, fetch)
+	}
+	return out
+}
+
+// TestPlanner_Golden plans each case of testdata/applier and compares the steps, their SQL and
+// writesets with its want.txt; -update rewrites want.txt.
+func TestPlanner_Golden(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "input.json"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no golden cases in %s: %v", goldenDir, err)
+	}
+	for _, in := range dirs {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			got := planGolden(t, readGolden(t, dir))
+			want := filepath.Join(dir, "want.txt")
+			if *update {
+				if err := os.WriteFile(want, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			raw, err := os.ReadFile(want)
+			if err != nil {
+				t.Fatalf("%v (run go test ./applier -run Golden -update)", err)
+			}
+			if string(raw) != got {
+				diffLinesGolden(t, string(raw), got)
+			}
+		})
+	}
+}
+
+func diffLinesGolden(t *testing.T, want, got string) {
+	t.Helper()
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			t.Fatalf("want.txt differs at line %d (run go test ./applier -run Golden -update and review the diff):\n  want: %s\n  got:  %s", i+1, wl, gl)
+		}
+	}
+}
+
+// planGolden plans in's fetches and renders every step.
+func planGolden(t *testing.T, in goldenInput) string {
+	t.Helper()
+	tables := in.tableDefs(t)
+	cfg := planConfig{targetDB: in.TargetDB, onDDL: in.OnDDL, execMode: in.ExecMode, maxBatch: in.MaxBatch, writesets: true}
+	if cfg.maxBatch == 0 {
+		cfg.maxBatch = 4 << 20
+	}
+	if in.StopPos != "" {
+		cfg.stopAt = func(pos string) bool { return pos == in.StopPos }
+	}
+	p := newPlanner(cfg, "start")
+	var w strings.Builder
+	if in.Comment != "" {
+		fmt.Fprintf(&w, "# %s\n", in.Comment)
+	}
+	for i, fetch := range in.events(t, tables) {
+		fmt.Fprintf(&w, "fetch %d\n", i+1)
+		for _, e := range fetch {
+			fmt.Fprintf(&w, "  event %s\n", describeEvent(e))
+			var tbl *table
+			if e.Type == event.Rows && p.TakesRows() {
+				tbl = tables[fmt.Sprintf("%s/%d", e.Table.Name, e.Table.ColumnCount)]
+			}
+			steps, err := p.Event(e, tbl)
+			renderSteps(&w, steps)
+			if err != nil {
+				fmt.Fprintf(&w, "    error: %v\n", err)
+				return w.String()
+			}
+			if p.stopped {
+				return w.String()
+			}
+		}
+		fmt.Fprintf(&w, "  end of fetch\n")
+		steps, err := p.EndFetch()
+		renderSteps(&w, steps)
+		if err != nil {
+			fmt.Fprintf(&w, "    error: %v\n", err)
+			return w.String()
+		}
+	}
+	return w.String()
+}
+
+func describeEvent(e *event.Event) string {
+	s := e.Type.String()
+	switch e.Type {
+	case event.Begin:
+		s += " " + e.GTID
+		if e.XID != "" {
+			s += " XA " + e.XID
+		}
+	case event.Rows:
+		s += fmt.Sprintf(" %s %s, %d rows", e.Kind, e.Table.Name, len(e.Rows))
+		if e.NoForeignKeyChecks {
+			s += ", foreign_key_checks=0"
+		}
+	case event.DDL:
+		s += " " + e.Query
+	case event.XACommit, event.XARollback:
+		s += " " + e.XID
+	}
+	if e.Pos != "" {
+		s += " -> " + e.Pos
+	}
+	return s
+}
+
+func renderSteps(w *strings.Builder, steps []step) {
+	for i := range steps {
+		renderStep(w, &steps[i])
+	}
+}
+
+// renderStep writes s as the executor would run it, its record writes (which only the executor
+// writes) in angle brackets where they go.
+func renderStep(w *strings.Builder, s *step) {
+	fmt.Fprintf(w, "    %s", s.kind)
+	if s.xid != "" {
+		fmt.Fprintf(w, " (session of XA %s)", s.xid)
+	}
+	switch s.kind {
+	case stepCommit, stepXAOnePhase:
+		fmt.Fprintf(w, ": saves %s, %d source transactions, %d row changes", s.end.pos, s.end.commits, s.end.rows)
+	case stepStop:
+		fmt.Fprintf(w, ": %s", s.msg)
+	}
+	w.WriteString("\n")
+	if s.check != nil {
+		renderBatch(w, "round trip of the checked statements", s.check, -1, "")
+	}
+	if s.stmts != nil {
+		slot, record := -1, ""
+		switch s.kind {
+		case stepCommit:
+			slot, record = s.stmts.n, "<position "+s.end.pos+">"
+		case stepXAOnePhase:
+			slot, record = s.slot, "<position "+s.end.pos+">"
+		case stepXAPrepare:
+			slot, record = s.slot, "<fence check>"
+		case stepXAEnd, stepDDL:
+			slot, record = 0, "<DDL mark "+s.ev.Pos+">"
+		}
+		renderBatch(w, "statements", s.stmts, slot, record)
+		if s.kind == stepCommit {
+			w.WriteString("        COMMIT\n")
+		}
+	}
+	if s.ws != nil {
+		renderWriteset(w, s.ws)
+	}
+}
+
+func renderBatch(w *strings.Builder, title string, b *batch, slot int, record string) {
+	if s := b.shape(); s != "" && s != "COMMIT" {
+		fmt.Fprintf(w, "      %s (stall message shape: %s):\n", title, s)
+	} else {
+		fmt.Fprintf(w, "      %s:\n", title)
+	}
+	for i := 0; i <= b.n; i++ {
+		if i == slot {
+			fmt.Fprintf(w, "        %s\n", record)
+		}
+		if i == b.n {
+			break
+		}
+		fmt.Fprintf(w, "        %s\n", b.stmt(i))
+		for _, c := range b.checks {
+			if c.stmt == i {
+				fmt.Fprintf(w, "          -- %s\n", describeCheck(&c))
+			}
+		}
+	}
+}
+
+func describeCheck(c *check) string {
+	s := fmt.Sprintf("rows matched must be %d", c.want)
+	if c.counted {
+		s = "counted upsert: rows matched must be 1 (it found every key)"
+	}
+	s += fmt.Sprintf(", else %s of keys %s", c.kind, strings.Join(c.keyLiterals(), ","))
+	if c.gtid != "" {
+		s += ", source " + c.gtid
+	}
+	return s
+}
+
+func renderWriteset(w *strings.Builder, ws *writeset) {
+	if ws.barrier {
+		w.WriteString("      writeset: barrier\n")
+	} else if len(ws.keys) == 0 {
+		w.WriteString("      writeset: empty\n")
+		return
+	} else {
+		w.WriteString("      writeset:\n")
+	}
+	// Consecutive values of one key on one line.
+	for i := 0; i < len(ws.keys); {
+		k := ws.keys[i]
+		switch {
+		case k.wholeTable():
+			fmt.Fprintf(w, "        %s (whole table)\n", k.table)
+			i++
+		case k.wholeIndex():
+			fmt.Fprintf(w, "        %s %s (every value)\n", k.table, k.index)
+			i++
+		default:
+			var values []string
+			for ; i < len(ws.keys) && ws.keys[i].table == k.table && ws.keys[i].index == k.index && !ws.keys[i].wholeIndex(); i++ {
+				values = append(values, ws.keys[i].value)
+			}
+			fmt.Fprintf(w, "        %s %s %s\n", k.table, k.index, strings.Join(values, " "))
+		}
+	}
+}

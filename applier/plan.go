@@ -1,0 +1,509 @@
+package applier
+
+import (
+	"fmt"
+
+	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/sqlq"
+)
+
+// The applier is a planner and an executor. The planner is pure: relay-log events and the target
+// tables' definitions in, steps out, with no I/O, no database handle and no clock. Its steps hold
+// the exact SQL the executor sends, cut where the executor must send it (a transaction that
+// continues in the next fetch, a batch over MaxBatchBytes, the checked statements of strict mode
+// before the statement that commits them), and, for each target transaction (a batch), the
+// position it ends at and, when asked for, its writeset. The executor (Applier) runs each step on
+// its target session and writes what only it can: the record's position, DDL mark and fence,
+// which need the lease and the clock, at the place the step says.
+//
+// Steps are planned one event at a time and must be run, in order, before the next call: the
+// executor's outcome can change what the planner plans next (an XA transaction found already
+// prepared, a DDL that failed under exec_ignore), and the planner reuses the statements of the
+// steps it handed out.
+
+// stepKind says what the executor does with a step.
+type stepKind uint8
+
+const (
+	// stepBegin: a target transaction begins (its BEGIN is among the statements of a later step).
+	stepBegin stepKind = iota + 1
+	// stepSend: send stmts; the target transaction stays open.
+	stepSend
+	// stepCommit: send check, then stmts followed by the position write and COMMIT.
+	stepCommit
+	// stepXAStart: open a session for the XA transaction xid and send stmts (XA START) on it.
+	stepXAStart
+	// stepXAPrepare: send check, then stmts (rows, XA END, XA PREPARE) with the lease's fence
+	// check at slot.
+	stepXAPrepare
+	// stepXAOnePhase: send check, then stmts (rows, XA END, XA COMMIT ... ONE PHASE) with the
+	// position write at slot; the XA transaction's session is then free.
+	stepXAOnePhase
+	// stepXAEnd: the mark of ev's position (at slot 0), then stmts (XA COMMIT or XA ROLLBACK of a
+	// prepared XA transaction), on its own session when this attempt prepared it.
+	stepXAEnd
+	// stepDDL: the mark of ev's position (at slot 0), then stmts (foreign_key_checks, USE, the DDL).
+	stepDDL
+	// stepStop: record the state Stopped with msg, and end the attempt.
+	stepStop
+)
+
+func (k stepKind) String() string {
+	switch k {
+	case stepBegin:
+		return "begin"
+	case stepSend:
+		return "send"
+	case stepCommit:
+		return "commit"
+	case stepXAStart:
+		return "xa start"
+	case stepXAPrepare:
+		return "xa prepare"
+	case stepXAOnePhase:
+		return "xa one phase"
+	case stepXAEnd:
+		return "xa end"
+	case stepDDL:
+		return "ddl"
+	case stepStop:
+		return "stop"
+	}
+	return fmt.Sprintf("stepKind(%d)", uint8(k))
+}
+
+// step is one thing the executor does, in order.
+type step struct {
+	kind stepKind
+	// xid is the XA transaction whose session runs the step; empty for the main session.
+	xid string
+	// check, when set, is sent first: in strict mode, the checked statements go in a round trip
+	// of their own before the one that commits them (see checkBeforeCommit).
+	check *batch
+	stmts *batch
+	// slot is the index in stmts before which the executor's record write goes (xa prepare, xa
+	// one phase, xa end, ddl).
+	slot int
+	// end is what a step that ends a target transaction saves (commit, xa one phase); ws is the
+	// writeset of the rows it commits, or prepares (xa prepare).
+	end saved
+	ws  *writeset
+	ev  *event.Event // the DDL or XA end
+	// msg is the state message of a stop; atDDL says it stopped at a DDL by --on-ddl=stop.
+	msg   string
+	atDDL bool
+}
+
+// saved is what a committed target transaction saved.
+type saved struct {
+	pos     string
+	txTime  int64 // source commit time of its last transaction, unix seconds
+	commits int   // source transactions it carried
+	rows    int   // row changes it carried
+	inTxn   bool  // a source transaction is still open (continues past it)
+}
+
+// planConfig configures a planner.
+type planConfig struct {
+	targetDB string
+	onDDL    string
+	execMode string
+	maxBatch int               // statements are handed out once they reach this many bytes
+	stopAt   func(string) bool // nil: no stop position
+	// writesets makes commit steps carry the writeset of their rows. Off, the planner spends
+	// nothing on them.
+	writesets bool
+}
+
+// planner turns events into steps: see the comment at the top of this file. The zero value is
+// not usable: see newPlanner.
+type planner struct {
+	cfg   planConfig
+	cur   *batch   // statements not yet handed out
+	used  []*batch // handed out in the steps of the last call
+	spare []*batch // free again
+	steps []step
+
+	group rowGroup
+	fold  fold
+	ws    writeset
+
+	fkOff     bool // the session's foreign_key_checks is off once the planned statements ran
+	fkUnknown bool // the session's foreign_key_checks may be other than fkOff says
+	mainFKOff bool // the main session's fkOff while an XA session is the current one
+	txOpen    bool // a target transaction is open
+	inTxn     bool // a source transaction is open (split across fetches)
+	xid       string
+	xaSkip    bool // the open XA transaction is already prepared on the target: skip its rows
+	gtid      string
+	pos       string
+	txTime    int64
+	commits   int // source transactions in the open target transaction
+	rows      int
+	skipPos   string // position of skipped transactions not yet saved
+	skipTime  int64
+	stopped   bool
+}
+
+// newPlanner returns a planner whose target session holds no transaction, at position pos.
+func newPlanner(cfg planConfig, pos string) *planner {
+	if cfg.onDDL == "" {
+		cfg.onDDL = OnDDLIgnore
+	}
+	if cfg.execMode == "" {
+		cfg.execMode = ExecModeStrict
+	}
+	return &planner{cfg: cfg, cur: new(batch), pos: pos}
+}
+
+// TakesRows reports whether the planner applies a rows event now, and so needs its table's
+// definition; when not, Event skips it (an XA transaction already prepared) or fails.
+func (p *planner) TakesRows() bool { return p.txOpen && !p.xaSkip }
+
+// recycle frees the statements of the last call's steps.
+func (p *planner) recycle() {
+	for _, b := range p.used {
+		b.reset()
+		p.spare = append(p.spare, b)
+	}
+	clear(p.used)
+	p.used = p.used[:0]
+	clear(p.steps)
+	p.steps = p.steps[:0]
+}
+
+// take hands out the pending statements and starts new ones.
+func (p *planner) take() *batch {
+	b := p.cur
+	p.used = append(p.used, b)
+	if n := len(p.spare); n > 0 {
+		p.cur, p.spare = p.spare[n-1], p.spare[:n-1]
+	} else {
+		p.cur = new(batch)
+	}
+	return b
+}
+
+// session is the XA transaction whose session the statements planned now run on.
+func (p *planner) session() string {
+	if p.xaSkip {
+		return ""
+	}
+	return p.xid
+}
+
+func (p *planner) emit(s step) { p.steps = append(p.steps, s) }
+
+// Event plans e; t is the definition of e's table when e is a rows event that TakesRows. The
+// steps are valid until the next call.
+func (p *planner) Event(e *event.Event, t *table) ([]step, error) {
+	p.recycle()
+	if p.stopped {
+		return nil, nil
+	}
+	if err := p.event(e, t); err != nil {
+		return p.steps, err
+	}
+	return p.steps, nil
+}
+
+func (p *planner) event(e *event.Event, t *table) error {
+	switch e.Type {
+	case event.Begin:
+		p.gtid = e.GTID
+		if e.XID != "" {
+			if err := p.xaStart(e); err != nil {
+				return err
+			}
+		} else {
+			p.openTx()
+		}
+		p.inTxn = true
+	case event.Rows:
+		if p.xaSkip {
+			return nil // an XA transaction an earlier attempt prepared on the target
+		}
+		if !p.txOpen {
+			return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
+		}
+		if err := p.addRows(e, t); err != nil {
+			return err
+		}
+	case event.Commit:
+		// The row group stays open across the commit: the transactions of a fetch share one
+		// target transaction, so consecutive inserts (or key deletes) of one table from
+		// successive source transactions become one statement, in the same order.
+		p.inTxn = false
+		p.pos, p.txTime = e.Pos, e.Timestamp
+		p.commits++
+		if p.xid != "" {
+			if err := p.xaOnePhase(); err != nil {
+				return err
+			}
+		}
+		if p.reachedStop(e.Pos) {
+			return p.commitAndStop()
+		}
+	case event.XAPrepare:
+		p.inTxn = false
+		if err := p.xaPrepare(e); err != nil {
+			return err
+		}
+		if p.reachedStop(e.Pos) {
+			return p.commitAndStop()
+		}
+	case event.XACommit, event.XARollback:
+		if err := p.xaEnd(e); err != nil {
+			return err
+		}
+		if p.reachedStop(e.Pos) {
+			return p.commitAndStop()
+		}
+	case event.Skip:
+		if p.txOpen {
+			p.pos = e.Pos
+		} else {
+			p.skipPos, p.skipTime = e.Pos, e.Timestamp
+		}
+		if p.reachedStop(e.Pos) {
+			return p.commitAndStop()
+		}
+	case event.DDL:
+		if err := p.ddl(e); err != nil || p.stopped {
+			return err
+		}
+		if p.reachedStop(e.Pos) {
+			return p.commitAndStop()
+		}
+	}
+	if len(p.cur.buf) >= p.cfg.maxBatch {
+		p.send()
+	}
+	return nil
+}
+
+// EndFetch plans the end of a fetch: its transactions commit together, unless the last one
+// continues in the next fetch, whose statements so far are sent.
+func (p *planner) EndFetch() ([]step, error) {
+	p.recycle()
+	if p.stopped {
+		return nil, nil
+	}
+	if err := p.flushPending(); err != nil {
+		return p.steps, err
+	}
+	if p.inTxn {
+		p.send()
+		return p.steps, nil
+	}
+	return p.steps, p.commit()
+}
+
+// SaveSkipped plans saving the position of skipped transactions in a transaction of its own.
+func (p *planner) SaveSkipped() ([]step, error) {
+	p.recycle()
+	p.pos, p.txTime = p.skipPos, p.skipTime
+	return p.steps, p.savePos()
+}
+
+// SkipXA is told that the XA transaction just started is already prepared on the target (by an
+// earlier attempt): its rows are skipped, and the statements that follow run on the main session.
+func (p *planner) SkipXA() {
+	p.xaSkip = true
+	p.fkOff = p.mainFKOff
+}
+
+// ForeignKeysUnknown is told that a batch failed in a way that may have left the session's
+// foreign_key_checks other than planned (a DDL that exec_ignore let fail).
+func (p *planner) ForeignKeysUnknown() { p.fkUnknown = true }
+
+func (p *planner) reachedStop(pos string) bool {
+	return p.cfg.stopAt != nil && p.cfg.stopAt(pos)
+}
+
+// openTx begins a target transaction, unless one is open.
+func (p *planner) openTx() {
+	if p.txOpen {
+		return
+	}
+	p.cur.add("", "BEGIN")
+	p.txOpen = true
+	p.emit(step{kind: stepBegin})
+}
+
+// send hands out the pending statements to be sent now, the transaction staying open.
+func (p *planner) send() {
+	if p.cur.n == 0 {
+		return
+	}
+	p.emit(step{kind: stepSend, xid: p.session(), stmts: p.take()})
+}
+
+// checked hands out, in strict mode, the pending statements when they hold checked ones, to be
+// sent before the statement that commits them is added: their counts come back with the round
+// trip, and a mismatch must be found while the transaction can still be rolled back. One round
+// trip more per commit that holds checked statements; none in idempotent mode, which only
+// counts. nil when there is nothing to send first.
+func (p *planner) checked() *batch {
+	if p.cfg.execMode != ExecModeStrict || len(p.cur.checks) == 0 {
+		return nil
+	}
+	return p.take()
+}
+
+// end returns what committing the open target transaction saves, and starts counting afresh.
+func (p *planner) end() saved {
+	s := saved{pos: p.pos, txTime: p.txTime, commits: p.commits, rows: p.rows, inTxn: p.inTxn}
+	p.commits, p.rows = 0, 0
+	p.skipPos = ""
+	return s
+}
+
+// takeWriteset hands out the writeset of the rows planned so far, when writesets are on.
+func (p *planner) takeWriteset() *writeset {
+	if !p.cfg.writesets {
+		return nil
+	}
+	ws := p.ws
+	p.ws = writeset{}
+	return &ws
+}
+
+// commit plans the commit of the open target transaction, if any, with the position.
+func (p *planner) commit() error {
+	if !p.txOpen {
+		return nil
+	}
+	if err := p.flushPending(); err != nil {
+		return err
+	}
+	check := p.checked()
+	p.emit(step{kind: stepCommit, xid: p.session(), check: check, stmts: p.take(), end: p.end(), ws: p.takeWriteset()})
+	p.txOpen = false
+	return nil
+}
+
+// savePos plans a transaction of its own that records p.pos.
+func (p *planner) savePos() error {
+	p.openTx()
+	return p.commit()
+}
+
+// commitAndStop plans committing everything up to the stop position and recording the stop.
+func (p *planner) commitAndStop() error {
+	if p.skipPos != "" && !p.txOpen {
+		p.pos, p.txTime = p.skipPos, p.skipTime
+		p.openTx()
+	}
+	if err := p.commit(); err != nil {
+		return err
+	}
+	p.emit(step{kind: stepStop, msg: "Stopped at position " + p.pos})
+	p.stopped = true
+	return nil
+}
+
+// ddl plans a schema change by the OnDDL policy, after committing the open target transaction.
+func (p *planner) ddl(e *event.Event) error {
+	if err := p.commit(); err != nil {
+		return err
+	}
+	p.pos, p.txTime = e.Pos, e.Timestamp
+	switch p.cfg.onDDL {
+	case OnDDLStop:
+		if err := p.savePos(); err != nil {
+			return err
+		}
+		p.emit(step{kind: stepStop, msg: "Stopped at DDL " + e.Query, atDDL: true})
+		p.stopped = true
+		return nil
+	case OnDDLExec, OnDDLExecIgnore:
+		// Run in the target database, with the names that qualify the source database pointed at
+		// the target database too, after the executor's mark (slot 0).
+		p.foreignKeys(true) // a DDL's references need not exist yet, nor its rows match them
+		p.cur.add("", "USE "+sqlq.Ident(p.cfg.targetDB))
+		p.cur.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(p.cfg.targetDB)))
+		p.emit(step{kind: stepDDL, stmts: p.take(), ev: e, ws: &writeset{barrier: true}})
+	}
+	return p.savePos()
+}
+
+// xaStart plans the target XA transaction of a source one: the open target transaction is
+// committed first, as for a DDL.
+func (p *planner) xaStart(e *event.Event) error {
+	if err := p.commit(); err != nil {
+		return err
+	}
+	p.xid, p.xaSkip = e.XID, false
+	p.mainFKOff, p.fkOff = p.fkOff, false // the new session runs with the checks on
+	p.cur.add("", "XA START "+e.XID)
+	p.emit(step{kind: stepXAStart, xid: e.XID, stmts: p.take()})
+	p.txOpen = true
+	return nil
+}
+
+// xaPrepare plans preparing the open target XA transaction, then saving the position after it.
+func (p *planner) xaPrepare(e *event.Event) error {
+	if !p.xaSkip {
+		if err := p.flushPending(); err != nil {
+			return err
+		}
+		check := p.checked()
+		slot := p.cur.n // the fence check
+		p.cur.add("", "XA END "+p.xid)
+		p.cur.add("XA PREPARE", "XA PREPARE "+p.xid)
+		ws := p.takeWriteset()
+		if ws != nil {
+			ws.barrier = true
+		}
+		p.emit(step{kind: stepXAPrepare, xid: p.xid, check: check, stmts: p.take(), slot: slot, ws: ws})
+		p.fkOff = p.mainFKOff // the XA session stays with its prepared transaction
+	}
+	p.xid, p.xaSkip, p.txOpen = "", false, false
+	p.pos, p.txTime = e.Pos, e.Timestamp
+	p.rows = 0
+	return p.savePos()
+}
+
+// xaOnePhase plans committing the open target XA transaction in one phase (MySQL's XA COMMIT ...
+// ONE PHASE), its position written inside it.
+func (p *planner) xaOnePhase() error {
+	if p.xaSkip {
+		// A one-phase XA transaction is never prepared: the XID found at its XA START is not
+		// this transaction applied before, and its rows are not on the target.
+		return fmt.Errorf("XA COMMIT %s ONE PHASE: its XA START met an XID already prepared on the target, which a one-phase transaction never is; retrying", p.xid)
+	}
+	if err := p.flushPending(); err != nil {
+		return err
+	}
+	check := p.checked()
+	slot := p.cur.n // the position
+	p.cur.add("", "XA END "+p.xid)
+	p.cur.add("XA COMMIT", "XA COMMIT "+p.xid+" ONE PHASE")
+	ws := p.takeWriteset()
+	if ws != nil {
+		ws.barrier = true
+	}
+	p.emit(step{kind: stepXAOnePhase, xid: p.xid, check: check, stmts: p.take(), slot: slot, end: p.end(), ws: ws})
+	p.fkOff = p.mainFKOff // the XA session is gone
+	p.xid, p.txOpen = "", false
+	return nil
+}
+
+// xaEnd plans XA COMMIT or XA ROLLBACK of a prepared transaction, then saving the position.
+func (p *planner) xaEnd(e *event.Event) error {
+	if err := p.commit(); err != nil {
+		return err
+	}
+	if e.Type == event.XARollback {
+		p.cur.add("XA ROLLBACK", "XA ROLLBACK "+e.XID)
+	} else {
+		p.cur.add("XA COMMIT", "XA COMMIT "+e.XID)
+	}
+	p.emit(step{kind: stepXAEnd, stmts: p.take(), ev: e, ws: &writeset{barrier: true}})
+	p.pos, p.txTime = e.Pos, e.Timestamp
+	if e.Type == event.XACommit {
+		p.commits++
+	}
+	return p.savePos()
+}
