@@ -34,6 +34,9 @@ const (
 	nameVplayerCopy = "vplayer copy"
 	nameDump        = "mariadb-dump --single-transaction | mariadb"
 	nameMydumper    = "mydumper -t 4 + myloader -t 4"
+	// nameMydumperBinlog is myloader writing the target's binary log, as vplayer and mariadb do
+	// (its default leaves it off, so a target's own replicas miss the rows).
+	nameMydumperBinlog = "mydumper -t 4 + myloader -t 4 --enable-binlog"
 )
 
 // copyLoader is one way to bring the source's tables to an empty target.
@@ -67,7 +70,7 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 	withMydumper := mydumperErr == nil && myloaderErr == nil
 	names := []string{"bench-source", "bench-vplayer", "bench-dump"}
 	if withMydumper {
-		names = append(names, "bench-mydumper")
+		names = append(names, "bench-mydumper", "bench-mydumperb")
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	say("Starting %d servers from %s: source and one empty target per loader; on every one innodb_flush_log_at_trx_commit=1, sync_binlog=1, log_bin + log_slave_updates, innodb_buffer_pool_size=%s", len(names), bin, o.BufferPool)
@@ -172,16 +175,21 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 		}},
 	}
 	if withMydumper {
-		loaders = append(loaders, copyLoader{name: nameMydumper, server: servers[3], db: dbs[3], run: func(ctx context.Context, dst *mysqld.Server) (int64, error) {
-			dir := filepath.Join(tmp, "mydumper")
-			if out, err := exec.CommandContext(ctx, "mydumper", append(dsnArgs(servers[0]), "-t", "4", "-B", dbName, "-o", dir)...).CombinedOutput(); err != nil {
-				return 0, fmt.Errorf("mydumper: %w: %s", err, out)
+		mydumper := func(dir string, loadArgs ...string) func(context.Context, *mysqld.Server) (int64, error) {
+			return func(ctx context.Context, dst *mysqld.Server) (int64, error) {
+				dir := filepath.Join(tmp, dir)
+				if out, err := exec.CommandContext(ctx, "mydumper", append(dsnArgs(servers[0]), "-t", "4", "-B", dbName, "-o", dir)...).CombinedOutput(); err != nil {
+					return 0, fmt.Errorf("mydumper: %w: %s", err, out)
+				}
+				if out, err := exec.CommandContext(ctx, "myloader", append(append(dsnArgs(dst), "-t", "4", "-d", dir), loadArgs...)...).CombinedOutput(); err != nil {
+					return 0, fmt.Errorf("myloader: %w: %s", err, out)
+				}
+				return 0, nil
 			}
-			if out, err := exec.CommandContext(ctx, "myloader", append(dsnArgs(dst), "-t", "4", "-d", dir)...).CombinedOutput(); err != nil {
-				return 0, fmt.Errorf("myloader: %w: %s", err, out)
-			}
-			return 0, nil
-		}})
+		}
+		loaders = append(loaders,
+			copyLoader{name: nameMydumper, server: servers[3], db: dbs[3], run: mydumper("mydumper")},
+			copyLoader{name: nameMydumperBinlog, server: servers[4], db: dbs[4], run: mydumper("mydumper-binlog", "--enable-binlog")})
 	}
 	total := int64(rows) * int64(len(tables))
 	r := &Result{
