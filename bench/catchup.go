@@ -99,12 +99,19 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 
 	for _, n := range c.natives() {
 		c.say("  timing %s (from START SLAVE until MASTER_GTID_WAIT('%s') returns)...", n.name, want)
+		before, err := readWork(ctx, n.db)
+		if err != nil {
+			return r, err
+		}
 		tm, err := n.catchUp(ctx, want, c.sourcePID)
 		if err != nil {
 			return r, err
 		}
 		r.add(Applier{Name: n.name}, tm, st)
 		c.say("    %s", r.Appliers[len(r.Appliers)-1].line())
+		if after, err := readWork(ctx, n.db); err == nil {
+			c.say("      target per transaction: %s", after.perTxn(before, st.Transactions))
+		}
 	}
 	r.ratios()
 	c.say("  comparing each target with the source...")

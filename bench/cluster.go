@@ -63,6 +63,8 @@ type cluster struct {
 	store                 *workflow.Store
 	// startPos is where the vplayer workflow starts: the source position after the schema.
 	startPos string
+	// settings are what the servers run with, as they report it.
+	settings Settings
 	// Process ids of the servers, for their CPU time.
 	sourcePID, vtargetPID, singlePID, parallelPID int
 	// The comparison build's target, its pool, record and process id; nil and 0 without
@@ -133,25 +135,21 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 	if err != nil {
 		return nil, err
 	}
-	specs := []struct {
+	type spec struct {
 		s    **mysqld.Server
-		name string
-		id   uint32
-	}{
-		{&c.source, "bench-source", sourceID},
-		{&c.vtarget, "bench-vplayer", vplayerID},
-		{&c.single, "bench-native1", single1ID},
-		{&c.parallel, "bench-native4", parallelID},
+		opts mysqld.Options
+	}
+	specs := []spec{
+		{&c.source, sourceOptions("bench-source", sourceID, o.BufferPool)},
+		{&c.vtarget, targetOptions("bench-vplayer", vplayerID, o.BufferPool)},
+		{&c.single, targetOptions("bench-native1", single1ID, o.BufferPool)},
+		{&c.parallel, targetOptions("bench-native4", parallelID, o.BufferPool)},
 	}
 	if len(o.CompareVplayer) > 0 {
-		specs = append(specs, struct {
-			s    **mysqld.Server
-			name string
-			id   uint32
-		}{&c.ctarget, "bench-compare", compareID})
-		c.say("Starting 5 servers from %s: source, vplayer target, comparison vplayer target, 2 native replicas; on every one innodb_flush_log_at_trx_commit=1, sync_binlog=1, log_bin + log_slave_updates, innodb_buffer_pool_size=%s", bin, o.BufferPool)
+		specs = append(specs, spec{&c.ctarget, targetOptions("bench-compare", compareID, o.BufferPool)})
+		c.say("Starting 5 servers from %s: source, vplayer target, comparison vplayer target, 2 native replicas; every target with the same settings", bin)
 	} else {
-		c.say("Starting 4 servers from %s: source, vplayer target, 2 native replicas; on every one innodb_flush_log_at_trx_commit=1, sync_binlog=1, log_bin + log_slave_updates, innodb_buffer_pool_size=%s", bin, o.BufferPool)
+		c.say("Starting 4 servers from %s: source, vplayer target, 2 native replicas; every target with the same settings", bin)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(specs))
@@ -159,7 +157,7 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			*sp.s, errs[i] = mysqld.Start(ctx, serverOptions(sp.name, sp.id, o.BufferPool))
+			*sp.s, errs[i] = mysqld.Start(ctx, sp.opts)
 		}()
 	}
 	wg.Wait()
@@ -200,6 +198,14 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 			return c, fmt.Errorf("read a server's process id: %w", err)
 		}
 	}
+	targets := map[string]*sql.DB{nameVplayer: c.vdst, nameSingle: c.sdst, nameParallel: c.pdst}
+	if c.ctarget != nil {
+		targets[compareName(o.CompareVplayer)] = c.cdst
+	}
+	if c.settings, err = settingsOf(ctx, c.src, targets); err != nil {
+		return c, err
+	}
+	c.say("  %s", c.settings.line())
 	for _, n := range c.natives() {
 		if err := n.server.ReplicateFrom(ctx, c.source, ""); err != nil {
 			return c, err
@@ -218,7 +224,38 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 	return c, nil
 }
 
-// serverOptions are the same for every server but its name and id.
+// The servers' settings are what an operator who tuned nothing runs: MariaDB's defaults (the
+// redo log flushed at every commit among them) but for what replication and durability need,
+// and a buffer pool that holds the working set. Every target, vplayer's and the native
+// replicas', runs with targetOptions, and so without a binary log: a stock replica has none, and
+// neither applier needs one. The source has its binary log, in the row format vplayer reads, and
+// synced at every commit (sync_binlog=1) so that a crash of the source loses nothing its
+// replicas have.
+
+// sourceOptions are the source's settings: targetOptions with the binary log.
+func sourceOptions(name string, id uint32, bufferPool string) mysqld.Options {
+	o := targetOptions(name, id, bufferPool)
+	o.Binlog = true // log_bin, binlog_format=ROW, binlog_row_metadata=FULL (and log_slave_updates)
+	return o
+}
+
+// targetOptions are every target's settings, the same for all but the name and id.
+func targetOptions(name string, id uint32, bufferPool string) mysqld.Options {
+	return mysqld.Options{
+		Name:        name,
+		ServerID:    id,
+		Durable:     true, // innodb_flush_log_at_trx_commit=1, MariaDB's default (sync_binlog=1 is inert here)
+		LogFileSize: stockLogFileSize,
+		ExtraArgs: []string{
+			"--innodb-buffer-pool-size=" + bufferPool,
+			"--max-connections=500",
+		},
+	}
+}
+
+// serverOptions are the copy mode's settings, the same for every server but its name and id: a
+// binary log synced at every commit on each (log_slave_updates too), internal/mysqld's 48M redo
+// log.
 func serverOptions(name string, id uint32, bufferPool string) mysqld.Options {
 	return mysqld.Options{
 		Name:     name,

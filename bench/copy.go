@@ -192,10 +192,17 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 			copyLoader{name: nameMydumperBinlog, server: servers[4], db: dbs[4], run: mydumper("mydumper-binlog", "--enable-binlog")})
 	}
 	total := int64(rows) * int64(len(tables))
+	targets := map[string]*sql.DB{}
+	for _, l := range loaders {
+		targets[l.name] = l.db
+	}
+	settings, err := settingsOf(ctx, src, targets)
+	if err != nil {
+		return nil, err
+	}
 	r := &Result{
 		Mode: ModeCopy, Quick: o.Quick, Time: time.Now().UTC().Truncate(time.Second), Server: servers[0].Version(), CPUs: runtime.NumCPU(),
-		Settings: Settings{InnodbFlushLogAtTrxCommit: 1, SyncBinlog: 1, LogBin: true, LogSlaveUpdates: true, InnodbBufferPoolSize: o.BufferPool,
-			Timing: "loaders run one at a time on empty targets, never two at once; each from its start until the target holds the source's rows (vplayer: until its record is Running, at the source's position, polled every 10ms)"},
+		Settings: settings.withTiming("loaders run one at a time on empty targets, never two at once; each from its start until the target holds the source's rows (vplayer: until its record is Running, at the source's position, polled every 10ms)"),
 		Workload: Workload{Description: "sysbench-shaped tables (id, k, c char(120), pad char(60)), the source idle", Generator: "bench",
 			Tables: len(tables), RowsPerTable: rows},
 	}
@@ -239,7 +246,7 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 
 // printCopy writes the copy mode's table.
 func (r *Result) printCopy(w io.Writer) {
-	fmt.Fprintf(w, "\nCOPY (%s, %d CPUs, durable: innodb_flush_log_at_trx_commit=1, sync_binlog=1, binlog on every server)\n", r.Server, r.CPUs)
+	fmt.Fprintf(w, "\nCOPY (%s, %d CPUs)\n%s\n", r.Server, r.CPUs, r.Settings.line())
 	fmt.Fprintf(w, "%d tables x %d rows (%d rows), %s\n", r.Workload.Tables, r.Workload.RowsPerTable, r.Workload.Tables*r.Workload.RowsPerTable, r.Workload.Description)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "loader\tseconds\trows/s\tvplayer/this\tpeak RSS\ttarget\t")

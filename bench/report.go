@@ -32,13 +32,16 @@ type Result struct {
 	CompareFirst bool `json:"compare_first,omitempty"`
 }
 
-// Settings are what every server ran with.
+// Settings are what the servers ran with, as they reported it.
 type Settings struct {
-	InnodbFlushLogAtTrxCommit int    `json:"innodb_flush_log_at_trx_commit"`
-	SyncBinlog                int    `json:"sync_binlog"`
-	LogBin                    bool   `json:"log_bin"`
-	LogSlaveUpdates           bool   `json:"log_slave_updates"`
-	InnodbBufferPoolSize      string `json:"innodb_buffer_pool_size"`
+	Source ServerSettings `json:"source"`
+	// Targets are the settings of every target: vplayer's, the comparison build's and the native
+	// replicas' (copy mode: every loader's), all the same.
+	Targets ServerSettings `json:"targets"`
+	// SourceNotDefault and TargetsNotDefault list, as name=value, what differs from MariaDB's
+	// defaults (the binary log's settings only where it is on).
+	SourceNotDefault  []string `json:"source_not_default"`
+	TargetsNotDefault []string `json:"targets_not_default"`
 	// Timing says what was timed and how.
 	Timing string `json:"timing"`
 }
@@ -86,20 +89,18 @@ type Applier struct {
 
 func (c *cluster) newResult(mode string) *Result {
 	return &Result{
-		Mode:   mode,
-		Quick:  c.o.Quick,
-		Time:   time.Now().UTC().Truncate(time.Second),
-		Server: c.source.Version(),
-		CPUs:   runtime.NumCPU(),
-		Settings: Settings{
-			InnodbFlushLogAtTrxCommit: 1,
-			SyncBinlog:                1,
-			LogBin:                    true,
-			LogSlaveUpdates:           true,
-			InnodbBufferPoolSize:      c.o.BufferPool,
-			Timing:                    timingNote(mode),
-		},
+		Mode:     mode,
+		Quick:    c.o.Quick,
+		Time:     time.Now().UTC().Truncate(time.Second),
+		Server:   c.source.Version(),
+		CPUs:     runtime.NumCPU(),
+		Settings: c.settings.withTiming(timingNote(mode)),
 	}
+}
+
+func (s Settings) withTiming(t string) Settings {
+	s.Timing = t
+	return s
 }
 
 func timingNote(mode string) string {
@@ -182,7 +183,7 @@ func mib(b int64) string {
 
 // print writes the mode's table.
 func (r *Result) print(w io.Writer) {
-	fmt.Fprintf(w, "\n%s (%s, %d CPUs, durable: innodb_flush_log_at_trx_commit=1, sync_binlog=1, binlog on every server)\n", strings.ToUpper(r.Mode), r.Server, r.CPUs)
+	fmt.Fprintf(w, "\n%s (%s, %d CPUs)\n%s\n", strings.ToUpper(r.Mode), r.Server, r.CPUs, r.Settings.line())
 	wl := r.Workload
 	if r.Mode == ModeLag {
 		fmt.Fprintf(w, "source at %d txn/s for %.0fs per applier, %s; %d tables x %d rows\n", wl.Rate, wl.Seconds, wl.Description, wl.Tables, wl.RowsPerTable)

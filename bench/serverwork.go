@@ -8,10 +8,13 @@ import (
 )
 
 // workCounters are the target's global status counters that say how much work an applier's
-// SQL gave it: statements, commits, rows read and written, bytes received.
+// SQL gave it: statements, commits, rows read and written, bytes received; and what its commits
+// cost: InnoDB's fsyncs (the redo log's among them), the binary log's group commits (one fsync
+// each with sync_binlog=1), the redo log and the pages written.
 var workCounters = []string{"Questions", "Com_commit", "Com_select", "Com_set_option",
 	"Com_insert", "Com_update", "Com_delete", "Com_replace", "Handler_read_key", "Innodb_rows_read",
-	"Innodb_rows_updated", "Innodb_rows_inserted", "Innodb_rows_deleted", "Bytes_received"}
+	"Innodb_rows_updated", "Innodb_rows_inserted", "Innodb_rows_deleted", "Bytes_received",
+	"Innodb_data_fsyncs", "Binlog_group_commits", "Innodb_os_log_written", "Innodb_pages_written"}
 
 // serverWork is a snapshot of a server's workCounters.
 type serverWork map[string]int64

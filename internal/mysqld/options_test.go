@@ -30,8 +30,15 @@ func TestServerArgs(t *testing.T) {
 			name:    "mariadb target durable",
 			flavor:  FlavorMariaDB,
 			opts:    Options{ServerID: 2, Durable: true, ExtraArgs: []string{"--max-connections=10"}},
-			want:    []string{"--server-id=2", "--innodb-flush-log-at-trx-commit=1", "--sync-binlog=1"},
+			want:    []string{"--server-id=2", "--innodb-flush-log-at-trx-commit=1", "--sync-binlog=1", "--innodb-log-file-size=48M"},
 			notWant: []string{"--log-bin=binlog", "--binlog-format=ROW"},
+		},
+		{
+			name:    "mariadb redo log size",
+			flavor:  FlavorMariaDB,
+			opts:    Options{LogFileSize: "96M"},
+			want:    []string{"--innodb-log-file-size=96M"},
+			notWant: []string{"--innodb-log-file-size=48M"},
 		},
 		{
 			name:   "mysql source",
@@ -100,16 +107,21 @@ func TestOptions_validate(t *testing.T) {
 
 func TestInitArgs(t *testing.T) {
 	l := newLayout("/tmp/x")
-	prog, args := initArgs(FlavorMariaDB, "/usr/sbin/mariadbd", "/usr/bin/mariadb-install-db", "", l)
+	prog, args := initArgs(FlavorMariaDB, "/usr/sbin/mariadbd", "/usr/bin/mariadb-install-db", "", Options{}, l)
 	if got, want := prog, "/usr/bin/mariadb-install-db"; got != want {
 		t.Errorf("mariadb init program=%q, want %q", got, want)
 	}
-	for _, w := range []string{"--auth-root-authentication-method=normal", "--skip-test-db", "--datadir=/tmp/x/data"} {
+	for _, w := range []string{"--auth-root-authentication-method=normal", "--skip-test-db", "--datadir=/tmp/x/data", "--innodb-log-file-size=48M"} {
 		if !slices.Contains(args, w) {
 			t.Errorf("mariadb init args lack %q: %v", w, args)
 		}
 	}
-	prog, args = initArgs(FlavorMySQL, "/usr/sbin/mysqld", "", "", l)
+	// The redo log is created at the size the server then runs with.
+	_, args = initArgs(FlavorMariaDB, "/usr/sbin/mariadbd", "/usr/bin/mariadb-install-db", "", Options{LogFileSize: "96M"}, l)
+	if !slices.Contains(args, "--innodb-log-file-size=96M") {
+		t.Errorf("mariadb init args with LogFileSize 96M lack --innodb-log-file-size=96M: %v", args)
+	}
+	prog, args = initArgs(FlavorMySQL, "/usr/sbin/mysqld", "", "", Options{}, l)
 	if got, want := prog, "/usr/sbin/mysqld"; got != want {
 		t.Errorf("mysql init program=%q, want %q", got, want)
 	}

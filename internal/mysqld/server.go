@@ -114,7 +114,7 @@ func (s *Server) start(ctx context.Context, binary string, opts Options) error {
 	if err := os.WriteFile(l.initFile, []byte(strings.Join(initStatements, ";\n")+";\n"), 0o644); err != nil {
 		return err
 	}
-	if err := s.initialise(ctx, binary); err != nil {
+	if err := s.initialise(ctx, binary, opts); err != nil {
 		return err
 	}
 	var err error
@@ -127,7 +127,7 @@ func (s *Server) start(ctx context.Context, binary string, opts Options) error {
 }
 
 // initialise creates the system tables in the data directory.
-func (s *Server) initialise(ctx context.Context, binary string) error {
+func (s *Server) initialise(ctx context.Context, binary string, opts Options) error {
 	var installDB, basedir string
 	if s.flavor == FlavorMariaDB {
 		var err error
@@ -135,7 +135,7 @@ func (s *Server) initialise(ctx context.Context, binary string) error {
 			return err
 		}
 	}
-	prog, args := initArgs(s.flavor, binary, installDB, basedir, s.dir)
+	prog, args := initArgs(s.flavor, binary, installDB, basedir, opts, s.dir)
 	out, err := os.OpenFile(s.dir.install, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
