@@ -173,8 +173,11 @@ func (e *env) waitStallAfterLockWait(timeout time.Duration) (blocked, at time.Ti
 	if eventually(timeout, 20*time.Millisecond, func() bool {
 		if blocked.IsZero() {
 			var waited sql.NullFloat64
-			err := e.dstPool.QueryRowContext(e.ctx(), `SELECT MAX(TIMESTAMPDIFF(MICROSECOND, trx_wait_started, NOW(6))) / 1e6
+			var err error
+			readInnodbTrx(func() {
+				err = e.dstPool.QueryRowContext(e.ctx(), `SELECT MAX(TIMESTAMPDIFF(MICROSECOND, trx_wait_started, NOW(6))) / 1e6
 FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'`).Scan(&waited)
+			})
 			if err != nil {
 				e.t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -76,14 +77,38 @@ func (e *env) appliedSession(timeout time.Duration) int64 {
 	return 0
 }
 
+// innodbTrx serializes the tests' reads of information_schema.INNODB_TRX on the shared target
+// and spaces them out: the server refreshes that table's cache only when it was last read over
+// 0.1s ago, so tests polling it side by side would keep one another's reads stale for good.
+var innodbTrx struct {
+	sync.Mutex
+	last time.Time
+}
+
+// readInnodbTrx runs read, a query of INNODB_TRX, at least innodbTrxSpacing after the last one.
+func readInnodbTrx(read func()) {
+	innodbTrx.Lock()
+	defer innodbTrx.Unlock()
+	if wait := time.Until(innodbTrx.last.Add(innodbTrxSpacing)); wait > 0 {
+		time.Sleep(wait)
+	}
+	read()
+	innodbTrx.last = time.Now()
+}
+
+const innodbTrxSpacing = 150 * time.Millisecond
+
 // openTrx reports whether target connection id has a transaction open that locked rows, and
 // whether the server waits on the client (the session is idle between two round trips).
 func (e *env) openTrx(id int64) (open, idle bool) {
 	e.t.Helper()
 	var rows int64
 	var command string
-	err := e.dstPool.QueryRowContext(e.ctx(), `SELECT t.trx_rows_locked + t.trx_rows_modified, p.COMMAND FROM information_schema.INNODB_TRX t
+	var err error
+	readInnodbTrx(func() {
+		err = e.dstPool.QueryRowContext(e.ctx(), `SELECT t.trx_rows_locked + t.trx_rows_modified, p.COMMAND FROM information_schema.INNODB_TRX t
   JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_mysql_thread_id = ?`, id).Scan(&rows, &command)
+	})
 	if err == sql.ErrNoRows {
 		return false, false
 	}
@@ -96,10 +121,13 @@ func (e *env) openTrx(id int64) (open, idle bool) {
 // waitSessionLockWait waits until target connection id waits on a row lock.
 func (e *env) waitSessionLockWait(id int64, timeout time.Duration) {
 	e.t.Helper()
-	// INNODB_TRX is a cache the server refreshes only when it was last read over 0.1s ago.
-	if eventually(timeout, 150*time.Millisecond, func() bool {
+	if eventually(timeout, 10*time.Millisecond, func() bool { // readInnodbTrx spaces the reads
 		var n int
-		if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'", id).Scan(&n); err != nil {
+		var err error
+		readInnodbTrx(func() {
+			err = e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'", id).Scan(&n)
+		})
+		if err != nil {
 			e.t.Fatal(err)
 		}
 		return n > 0
@@ -232,8 +260,10 @@ func (e *env) takeover(ownerTarget string, cut cutOff) {
 	mustExecConn(t, lock, "ROLLBACK")
 	if !eventually(5*time.Second, 150*time.Millisecond, func() bool { open, idle := e.openTrx(session); return open && idle }) {
 		var state, command string
-		e.dstPool.QueryRowContext(e.ctx(), `SELECT t.trx_state, p.COMMAND FROM information_schema.INNODB_TRX t
+		readInnodbTrx(func() {
+			e.dstPool.QueryRowContext(e.ctx(), `SELECT t.trx_state, p.COMMAND FROM information_schema.INNODB_TRX t
   JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_mysql_thread_id = ?`, session).Scan(&state, &command)
+		})
 		t.Fatalf("the cut-off owner's target transaction is not open and waiting on its client (trx state %q, command %q)", state, command)
 	}
 	t.Logf("owner cut off with its target transaction open (session %d)", session)
