@@ -99,6 +99,9 @@ type Options struct {
 	CompareVplayer []string
 	// CompareFirst times the comparison build before Vplayer instead of after it.
 	CompareFirst bool
+	// TargetBinlog runs the copy mode's targets with a binary log synced at every commit, as a
+	// target with replicas of its own has; myloader is then timed with --enable-binlog too.
+	TargetBinlog bool
 }
 
 // Validate reports the first invalid setting, before anything starts.
@@ -134,6 +137,9 @@ func (o Options) Validate() error {
 	}
 	if len(o.CompareVplayer) > 0 && o.Mode == ModeLag {
 		return errors.New("--compare-vplayer times catch-ups only: use it with --mode catchup, insert or all")
+	}
+	if o.TargetBinlog && o.Mode != ModeCopy {
+		return errors.New("--target-binlog is for --mode copy: the other modes' targets run without a binary log, as stock replicas do")
 	}
 	if o.CompareFirst && len(o.CompareVplayer) == 0 {
 		return errors.New("--compare-first needs --compare-vplayer: there is no comparison build to time first")

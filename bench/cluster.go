@@ -253,20 +253,12 @@ func targetOptions(name string, id uint32, bufferPool string) mysqld.Options {
 	}
 }
 
-// serverOptions are the copy mode's settings, the same for every server but its name and id: a
-// binary log synced at every commit on each (log_slave_updates too), internal/mysqld's 48M redo
-// log.
-func serverOptions(name string, id uint32, bufferPool string) mysqld.Options {
-	return mysqld.Options{
-		Name:     name,
-		ServerID: id,
-		Binlog:   true, // log_bin and log_slave_updates on every server
-		Durable:  true,
-		ExtraArgs: []string{
-			"--innodb-buffer-pool-size=" + bufferPool,
-			"--max-connections=500",
-		},
-	}
+// copyTargetOptions are the copy mode's targets: targetOptions, with binlog a binary log synced
+// at every commit (and log_slave_updates), as on a target with replicas of its own.
+func copyTargetOptions(name string, id uint32, bufferPool string, binlog bool) mysqld.Options {
+	o := targetOptions(name, id, bufferPool)
+	o.Binlog = binlog
+	return o
 }
 
 // open returns a pool on database bench, created on first use, with multi statements allowed.

@@ -70,10 +70,17 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 	withMydumper := mydumperErr == nil && myloaderErr == nil
 	names := []string{"bench-source", "bench-vplayer", "bench-dump"}
 	if withMydumper {
-		names = append(names, "bench-mydumper", "bench-mydumperb")
+		names = append(names, "bench-mydumper")
+		if o.TargetBinlog {
+			names = append(names, "bench-mydumperb")
+		}
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	say("Starting %d servers from %s: source and one empty target per loader; on every one innodb_flush_log_at_trx_commit=1, sync_binlog=1, log_bin + log_slave_updates, innodb_buffer_pool_size=%s", len(names), bin, o.BufferPool)
+	if o.TargetBinlog {
+		say("Starting %d servers from %s: source and one empty target per loader, every target with the same settings, its binary log on and synced at every commit", len(names), bin)
+	} else {
+		say("Starting %d servers from %s: source and one empty target per loader, every target with the same settings (stock: no binary log)", len(names), bin)
+	}
 	if !withMydumper {
 		say("  mydumper/myloader not installed (apt-get install mydumper): timed without them")
 	}
@@ -81,7 +88,11 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
-		wg.Go(func() { servers[i], errs[i] = mysqld.Start(ctx, serverOptions(n, uint32(i+1), o.BufferPool)) })
+		opts := sourceOptions(n, uint32(i+1), o.BufferPool)
+		if i > 0 {
+			opts = copyTargetOptions(n, uint32(i+1), o.BufferPool, o.TargetBinlog)
+		}
+		wg.Go(func() { servers[i], errs[i] = mysqld.Start(ctx, opts) })
 	}
 	wg.Wait()
 	defer func() {
@@ -187,9 +198,10 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 				return 0, nil
 			}
 		}
-		loaders = append(loaders,
-			copyLoader{name: nameMydumper, server: servers[3], db: dbs[3], run: mydumper("mydumper")},
-			copyLoader{name: nameMydumperBinlog, server: servers[4], db: dbs[4], run: mydumper("mydumper-binlog", "--enable-binlog")})
+		loaders = append(loaders, copyLoader{name: nameMydumper, server: servers[3], db: dbs[3], run: mydumper("mydumper")})
+		if o.TargetBinlog {
+			loaders = append(loaders, copyLoader{name: nameMydumperBinlog, server: servers[4], db: dbs[4], run: mydumper("mydumper-binlog", "--enable-binlog")})
+		}
 	}
 	total := int64(rows) * int64(len(tables))
 	targets := map[string]*sql.DB{}

@@ -34,6 +34,7 @@ func newBenchFlags(stderr io.Writer) (*pflag.FlagSet, *bench.Options) {
 	fs.StringVar(&o.BufferPool, "buffer-pool", bench.DefaultBufferPool, "innodb_buffer_pool_size of every server")
 	fs.Var(compareFlag{&o.CompareVplayer}, "compare-vplayer", "catchup and insert modes: also time this vplayer binary, on a fifth server with the same settings, and report vplayer's throughput over its")
 	fs.BoolVar(&o.CompareFirst, "compare-first", false, "with --compare-vplayer: time the comparison binary before this one")
+	fs.BoolVar(&o.TargetBinlog, "target-binlog", false, "copy mode: run every target with its binary log on and synced at every commit, as a target with replicas of its own (myloader is then timed with --enable-binlog too)")
 	return fs, o
 }
 
