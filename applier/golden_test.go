@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/internal/eventjson"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -24,14 +25,14 @@ const goldenDir = "../testdata/applier"
 
 // goldenInput is a case's input.json.
 type goldenInput struct {
-	Comment  string          `json:"comment"`
-	ExecMode string          `json:"exec_mode"`
-	OnDDL    string          `json:"on_ddl"`
-	TargetDB string          `json:"target_db"`
-	MaxBatch int             `json:"max_batch"` // bytes; 0 means the applier's default
-	StopPos  string          `json:"stop_pos"`
-	Tables   []goldenTable   `json:"tables"`
-	Fetches  [][]goldenEvent `json:"fetches"`
+	Comment  string              `json:"comment"`
+	ExecMode string              `json:"exec_mode"`
+	OnDDL    string              `json:"on_ddl"`
+	TargetDB string              `json:"target_db"`
+	MaxBatch int                 `json:"max_batch"` // bytes; 0 means the applier's default
+	StopPos  string              `json:"stop_pos"`
+	Tables   []goldenTable       `json:"tables"`
+	Fetches  [][]eventjson.Event `json:"fetches"`
 	// EventsFile, when set, names the file of the case that holds Fetches: one package binlog
 	// writes from a binlog capture (binlog.TestCapture_applierInput).
 	EventsFile string `json:"events_file"`
@@ -55,30 +56,6 @@ type goldenTable struct {
 		Columns []string `json:"columns"`
 	} `json:"keys"`
 	Related bool `json:"related"`
-}
-
-// goldenEvent is one event.Event; its values are JSON numbers, strings or null, converted by the
-// target column's type as the reader would have decoded them.
-type goldenEvent struct {
-	Type    string      `json:"type"` // event.Type's String
-	Pos     string      `json:"pos,omitempty"`
-	TS      int64       `json:"ts,omitempty"`
-	GTID    string      `json:"gtid,omitempty"`
-	XID     string      `json:"xid,omitempty"`
-	Table   string      `json:"table,omitempty"`
-	Columns int         `json:"columns,omitempty"` // the table map's column count
-	Kind    string      `json:"kind,omitempty"`    // event.RowKind's String
-	NoFK    bool        `json:"no_fk_checks,omitempty"`
-	Rows    []goldenRow `json:"rows,omitempty"`
-	Schema  string      `json:"schema,omitempty"`
-	Query   string      `json:"query,omitempty"`
-	DBRefs  [][2]int    `json:"db_refs,omitempty"`
-	Size    int         `json:"size,omitempty"`
-}
-
-type goldenRow struct {
-	Before []any `json:"before,omitempty"`
-	After  []any `json:"after,omitempty"`
 }
 
 func readGolden(t *testing.T, dir string) goldenInput {

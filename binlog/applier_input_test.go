@@ -11,35 +11,13 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/internal/eventjson"
 )
 
 // applierCaptureEvents is the events file of the applier's golden case planned from the basic
 // capture: the capture decoded by the translator (database shop), in the applier's golden
 // input form (applier/golden_test.go reads it).
 const applierCaptureEvents = "../testdata/applier/capture-basic/events.json"
-
-// jsonEvent is one event of the applier's golden input.
-type jsonEvent struct {
-	Type    string    `json:"type"`
-	Pos     string    `json:"pos,omitempty"`
-	TS      int64     `json:"ts,omitempty"`
-	GTID    string    `json:"gtid,omitempty"`
-	XID     string    `json:"xid,omitempty"`
-	Table   string    `json:"table,omitempty"`
-	Columns int       `json:"columns,omitempty"`
-	Kind    string    `json:"kind,omitempty"`
-	NoFK    bool      `json:"no_fk_checks,omitempty"`
-	Rows    []jsonRow `json:"rows,omitempty"`
-	Schema  string    `json:"schema,omitempty"`
-	Query   string    `json:"query,omitempty"`
-	DBRefs  [][2]int  `json:"db_refs,omitempty"`
-	Size    int       `json:"size,omitempty"`
-}
-
-type jsonRow struct {
-	Before []any `json:"before,omitempty"`
-	After  []any `json:"after,omitempty"`
-}
 
 func jsonImage(t *testing.T, vals []any) []any {
 	t.Helper()
@@ -64,16 +42,16 @@ func jsonImage(t *testing.T, vals []any) []any {
 	return out
 }
 
-func jsonEvents(t *testing.T, evs []*event.Event) []jsonEvent {
+func jsonEvents(t *testing.T, evs []*event.Event) []eventjson.Event {
 	t.Helper()
-	var out []jsonEvent
+	var out []eventjson.Event
 	for _, e := range evs {
-		je := jsonEvent{Type: e.Type.String(), Pos: e.Pos, TS: e.Timestamp, GTID: e.GTID, XID: e.XID,
+		je := eventjson.Event{Type: e.Type.String(), Pos: e.Pos, TS: e.Timestamp, GTID: e.GTID, XID: e.XID,
 			NoFK: e.NoForeignKeyChecks, Schema: e.Schema, Query: e.Query, DBRefs: e.DBRefs, Size: e.Size}
 		if e.Type == event.Rows {
 			je.Table, je.Columns, je.Kind = e.Table.Name, e.Table.ColumnCount, e.Kind.String()
 			for _, r := range e.Rows {
-				je.Rows = append(je.Rows, jsonRow{Before: jsonImage(t, r.Before), After: jsonImage(t, r.After)})
+				je.Rows = append(je.Rows, eventjson.Row{Before: jsonImage(t, r.Before), After: jsonImage(t, r.After)})
 			}
 		}
 		out = append(out, je)
@@ -99,7 +77,7 @@ func TestCapture_applierInput(t *testing.T) {
 		t.Fatal("no commit of GTID 11 in the capture")
 	}
 	// One event a line.
-	fetches := [][]jsonEvent{evs[:cut], evs[cut:]}
+	fetches := [][]eventjson.Event{evs[:cut], evs[cut:]}
 	var b strings.Builder
 	b.WriteString("[\n")
 	for f, fetch := range fetches {
