@@ -27,21 +27,16 @@
 package copier
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/vplayer/vplayer/binlog"
-	"github.com/vplayer/vplayer/snapshot"
 	"github.com/vplayer/vplayer/tablekey"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -338,165 +333,6 @@ func (c *Copier) recordSessions(ctx context.Context, ws []*writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return c.cfg.Lease.RecordSessionsOf(ctx, workflow.PartCopy, ids...)
-}
-
-// round is one snapshot: the catch-up to its position and a chunk of each table not done.
-func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*table, ws []*writer) error {
-	snap, pos, err := snapshot.Source(ctx, c.cfg.Source, c.cfg.Flavor)
-	if err != nil {
-		return err
-	}
-	defer snap.Close()
-	if _, err := snap.Conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
-		return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
-	}
-	// More readers, one per writer: snapshots at exactly the same binlog position see the same
-	// committed transactions, so each reads its table as the first one would. A snapshot at
-	// another position (the source committed in between) is not used.
-	readers := []*sql.Conn{snap.Conn}
-	notDone := 0
-	for _, st := range c.State() {
-		if !st.Done {
-			notDone++
-		}
-	}
-	for len(readers) < min(len(ws), notDone) {
-		more, at, err := snapshot.Source(ctx, c.cfg.Source, c.cfg.Flavor)
-		if err != nil {
-			return err
-		}
-		defer more.Close()
-		if !at.Equal(pos) {
-			break
-		}
-		if _, err := more.Conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
-			return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
-		}
-		readers = append(readers, more.Conn)
-	}
-	if err := catchUp(ctx, pos); err != nil {
-		return err
-	}
-	// Tables with a key: with a reader per writer, each writer takes the next table's chunk as
-	// soon as its last one is queued, so that no writer waits for a group to end; with fewer
-	// readers, the tables go in groups of one per writer, their chunks read in turns, a batch of
-	// rows at a time, so that every writer has rows to write. A table without a key is one scan,
-	// alone.
-	var keyed, keyless []*cursor
-	for _, st := range c.State() {
-		if st.Done {
-			continue
-		}
-		t := tables[st.Table]
-		if t == nil {
-			if t, err = loadTable(ctx, snap.Conn, c.cfg.SourceDB, c.cfg.TargetDB, st.Table, c.cfg.MySQLSource); err != nil {
-				return err
-			}
-			tables[st.Table] = t
-			if t.key == nil {
-				c.cfg.logger().Warn("table has no primary key and no unique key over NOT NULL columns: it is copied in one consistent scan, which starts again from its first row if the copy is interrupted",
-					"table", c.cfg.SourceDB+"."+st.Table)
-			}
-		}
-		cur := &cursor{c: c, t: t, st: st, pos: pos.String()}
-		if t.key == nil {
-			keyless = append(keyless, cur)
-		} else {
-			keyed = append(keyed, cur)
-		}
-	}
-	c.progressed()
-	defer c.idle()
-	if len(keyed) > 0 && len(readers) >= min(len(ws), len(keyed)) {
-		if err := c.copyQueued(ctx, keyed, ws, readers); err != nil {
-			return err
-		}
-		keyed = nil
-	}
-	for len(keyed) > 0 {
-		group := keyed[:min(len(keyed), len(ws))]
-		keyed = keyed[len(group):]
-		for i, cur := range group {
-			cur.w = ws[i]
-			if err := cur.begin(ctx); err != nil {
-				return err
-			}
-		}
-		for active := len(group); active > 0; {
-			active = 0
-			for _, cur := range group {
-				if cur.ended {
-					continue
-				}
-				if err := cur.batch(ctx, snap.Conn, batchRows); err != nil {
-					return fmt.Errorf("copy %s: %w", cur.t.name, err)
-				}
-				if !cur.ended {
-					active++
-				}
-			}
-		}
-	}
-	for _, cur := range keyless {
-		cur.w = ws[0]
-		if err := cur.begin(ctx); err != nil {
-			return err
-		}
-		if err := cur.batch(ctx, snap.Conn, 0); err != nil {
-			return fmt.Errorf("copy %s: %w", cur.t.name, err)
-		}
-	}
-	// Every chunk of the round commits before the stream may move on to the next snapshot.
-	for _, w := range ws {
-		if err := w.send(ctx, nil, "", true); err != nil {
-			return err
-		}
-		w.txOpen.Store(false)
-	}
-	c.rows.Add(c.pending.Swap(0))
-	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
-	if err != nil {
-		return err
-	}
-	c.setState(state)
-	return nil
-}
-
-// copyQueued copies one chunk of each cursor's table: each writer, with a reader of its own (all
-// at the round's position), takes the next cursor from the queue as soon as its last chunk is
-// queued to its session.
-func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer, readers []*sql.Conn) error {
-	// The largest chunks first, so that the small ones fill the writers' gaps at the end.
-	left := func(cur *cursor) int64 { return min(max(cur.st.Estimated-cur.st.Rows, 0), int64(c.cfg.ChunkRows)) }
-	cursors = slices.Clone(cursors)
-	slices.SortStableFunc(cursors, func(a, b *cursor) int { return cmp.Compare(left(b), left(a)) })
-	queue := make(chan *cursor, len(cursors))
-	for _, cur := range cursors {
-		queue <- cur
-	}
-	close(queue)
-	g, gctx := errgroup.WithContext(ctx)
-	for i := range min(len(ws), len(cursors)) {
-		w, r := ws[i], readers[i]
-		g.Go(func() error {
-			for cur := range queue {
-				if gctx.Err() != nil {
-					return nil
-				}
-				cur.w = w
-				if err := cur.begin(gctx); err != nil {
-					return err
-				}
-				for !cur.ended {
-					if err := cur.batch(gctx, r, batchRows); err != nil {
-						return fmt.Errorf("copy %s: %w", cur.t.name, err)
-					}
-				}
-			}
-			return nil
-		})
-	}
-	return g.Wait()
 }
 
 // Message is the record's message for a copy in progress: per table, rows copied of those
