@@ -3,7 +3,11 @@ package copier
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -34,7 +38,18 @@ type cursor struct {
 	bytes   int      // bytes of the open transaction's round trips
 	lenient bool     // the round trip writes an ENUM's error value
 	ended   bool     // the chunk is committed (queued)
+
+	// A chunk of a table whose columns all go through LOAD DATA (table.loadCols) streams its
+	// rows into one LOAD DATA: pw is its pipe, lines the text not written into it yet.
+	pw    *io.PipeWriter
+	lines []byte
 }
+
+// loadFlush is how much LOAD DATA text the copier gathers before it writes it into the pipe.
+const loadFlush = 64 << 10
+
+// loadSeq numbers the LOAD DATA reader handlers of the process.
+var loadSeq atomic.Int64
 
 // begin opens the chunk's transaction: BEGIN and the DELETE of the target's rows above the
 // table's last copied key.
@@ -46,6 +61,51 @@ func (k *cursor) begin(ctx context.Context) error {
 	k.first, k.lastpk = k.st.LastPK == nil, append([]string(nil), k.st.LastPK...)
 	k.buf = append(append(buf, "BEGIN;"...), k.t.clear(k.st.LastPK)...)
 	k.w.txOpen.Store(true)
+	if k.t.loadCols == "" || k.t.key == nil {
+		return nil
+	}
+	// LOAD DATA: BEGIN and the DELETE go first, then the LOAD, fed as the rows are read.
+	if err := k.w.send(ctx, k.buf, "DELETE "+k.t.dst, false); err != nil {
+		k.buf = nil
+		return err
+	}
+	k.buf = nil
+	r, w := io.Pipe()
+	name := "vplayer-copy-" + strconv.FormatInt(loadSeq.Add(1), 10)
+	if err := k.w.sendLoad(ctx, &loadJob{name: name, sql: k.t.loadSQL(name), r: r}, "LOAD DATA "+k.t.dst); err != nil {
+		return err
+	}
+	k.pw, k.lines = w, k.lines[:0]
+	return nil
+}
+
+// errCopyAborted ends a chunk's LOAD DATA whose copy stopped before the chunk's end: the server
+// then rolls the statement back, and the chunk's transaction with it.
+var errCopyAborted = errors.New("the copy of the chunk stopped")
+
+// abort ends an open LOAD DATA of the chunk, so that its writer's round trip returns.
+func (k *cursor) abort() {
+	if k.pw != nil {
+		k.pw.CloseWithError(errCopyAborted)
+		k.pw = nil
+	}
+}
+
+// writeLines writes the gathered LOAD DATA text into the pipe; it returns once the driver has
+// read it, or with the LOAD's error.
+func (k *cursor) writeLines() error {
+	if len(k.lines) == 0 {
+		return nil
+	}
+	_, err := k.pw.Write(k.lines)
+	k.bytes += len(k.lines)
+	k.lines = k.lines[:0]
+	if err != nil {
+		if errors.Is(err, errLoadEnded) {
+			err = k.w.failed() // the LOAD ended early: its error is the writer's
+		}
+		return fmt.Errorf("target: LOAD DATA %s: %w", k.t.dst, err)
+	}
 	return nil
 }
 
@@ -75,6 +135,28 @@ func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
 			return fmt.Errorf("source: read rows: %w", err)
 		}
 		read++
+		if k.pw != nil {
+			k.lines = t.appendLoadRow(k.lines, vals)
+			k.n++
+			k.chunk++
+			if k.lastpk == nil {
+				k.lastpk = make([]string, len(t.key))
+			}
+			for i := range t.key {
+				k.lastpk[i] = string(vals[len(t.cols)+i])
+			}
+			if len(k.lines) >= loadFlush {
+				c.progressed()
+				if err := k.writeLines(); err != nil {
+					return err
+				}
+			}
+			if k.bytes+len(k.lines) >= c.cfg.ChunkBytes {
+				full = true
+				break // the chunk is full: the next one starts after lastpk
+			}
+			continue
+		}
 		if k.inStmt == 0 {
 			if len(k.buf) > 0 {
 				k.buf = append(k.buf, ';')
@@ -125,6 +207,16 @@ func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
 		return nil // more of this chunk at the table's next turn
 	}
 	done := exhausted && !full
+	if k.pw != nil {
+		if err := k.commitLoad(ctx, done); err != nil {
+			return err
+		}
+		k.ended = true
+		if done {
+			c.cfg.logger().Info("table copied", "table", t.name)
+		}
+		return nil
+	}
 	if err := k.commit(ctx, done); err != nil {
 		return err
 	}
@@ -158,6 +250,27 @@ func (k *cursor) send(ctx context.Context, final string) error {
 	var err error
 	k.buf, err = k.w.buffer(ctx)
 	return err
+}
+
+// commitLoad ends the chunk's LOAD DATA and queues its copy state, the fence and COMMIT.
+func (k *cursor) commitLoad(ctx context.Context, done bool) error {
+	c := k.c
+	if err := k.writeLines(); err != nil {
+		return err
+	}
+	k.pw.Close()
+	k.pw = nil
+	buf, err := k.w.buffer(ctx)
+	if err != nil {
+		return err
+	}
+	buf = append(buf, c.cfg.Store.ChunkSQL(c.cfg.ID, k.t.name, k.lastpk, k.pos, k.n, k.first, done, c.cfg.Now().Unix())+";"+c.cfg.Lease.FenceCheckSQL()+";COMMIT"...)
+	if err := k.w.send(ctx, buf, "COMMIT", false); err != nil {
+		return err
+	}
+	c.pending.Add(k.n)
+	k.first, k.n, k.bytes = false, 0, 0
+	return nil
 }
 
 // commit queues the rest of the transaction with its copy state, the fence and COMMIT.

@@ -1,6 +1,7 @@
 package copier
 
 import (
+	"database/sql"
 	"slices"
 	"strings"
 	"testing"
@@ -91,5 +92,16 @@ func TestDeferrableKeys(t *testing.T) {
 		if got, want := unquote(keyName(def)), strings.ReplaceAll(strings.Trim(want, "`"), "``", "`"); got != want {
 			t.Errorf("unquote(keyName(%q)) = %q, want %q", def, got, want)
 		}
+	}
+}
+
+// TestAppendLoadRow: a row's LOAD DATA line escapes what the statement's FIELDS and LINES
+// clauses give a meaning to (the escape character, tab, newline, NUL) and writes NULL as \N, so
+// that the server reads back every byte; an empty string stays empty, not NULL.
+func TestAppendLoadRow(t *testing.T) {
+	tb := &table{cols: []column{{name: "a", value: valueNumber}, {name: "b", value: valueBytes}, {name: "c", value: valueBytes}, {name: "d", value: valueBytes}}}
+	got := string(tb.appendLoadRow(nil, []sql.RawBytes{sql.RawBytes("-12.5"), sql.RawBytes("x\ty\nz\\w\x00\r'\""), nil, sql.RawBytes("")}))
+	if want := "-12.5\tx\\ty\\nz\\\\w\\0\r'\"\t\\N\t\n"; got != want {
+		t.Errorf("line %q, want %q", got, want)
 	}
 }

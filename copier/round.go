@@ -79,6 +79,14 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	}
 	c.progressed()
 	defer c.idle()
+	// A chunk that stops before its end (an error, the end of ctx) ends its LOAD DATA, which
+	// would otherwise wait for rows that do not come and hold its writer.
+	all := append(append([]*cursor(nil), keyed...), keyless...)
+	defer func() {
+		for _, cur := range all {
+			cur.abort()
+		}
+	}()
 	if len(keyed) > 0 && len(readers) >= min(len(ws), len(keyed)) {
 		if err := c.copyQueued(ctx, keyed, ws, readers); err != nil {
 			return err

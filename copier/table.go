@@ -49,6 +49,9 @@ type table struct {
 	order    string
 	head     string // INSERT INTO dst (cols) VALUES
 	selects  string // the SELECT list: the columns, then the key as tablekey reads it
+	// loadCols is the column list of a LOAD DATA of the table's rows; empty when a column's
+	// values cannot go through LOAD DATA exactly as through an INSERT (see loadable).
+	loadCols string
 }
 
 // loadTable describes table name of srcDB as the copy reads it on the source (q, a snapshot) and
@@ -93,6 +96,9 @@ func loadTable(ctx context.Context, q tablekey.Querier, srcDB, dstDB, name strin
 		names[i], exprs[i] = sqlq.Ident(c.name), c.expr
 	}
 	t.head = "INSERT INTO " + t.dst + " (" + strings.Join(names, ",") + ") VALUES "
+	if loadable(all, t.cols) {
+		t.loadCols = strings.Join(names, ",")
+	}
 	if key != nil {
 		ke := make([]string, len(key))
 		order := make([]string, len(key))
@@ -104,6 +110,66 @@ func loadTable(ctx context.Context, q tablekey.Querier, srcDB, dstDB, name strin
 	}
 	t.selects = strings.Join(exprs, ", ")
 	return t, nil
+}
+
+// loadable reports whether every written column's values go through LOAD DATA (a tab-separated
+// text of them, under CHARACTER SET binary) exactly as through an INSERT's literals: numbers as
+// the server prints them, strings, BLOBs and temporal values as their bytes. BIT and ENUM values
+// (written as X'..' and as an index), MySQL's JSON and spatial values take the INSERT.
+func loadable(all []tablekey.Column, cols []column) bool {
+	types := map[string]string{}
+	for _, c := range all {
+		types[c.Name] = c.Type
+	}
+	for _, c := range cols {
+		switch types[c.name] {
+		case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric", "double", "real", "float", "year",
+			"char", "varchar", "binary", "varbinary", "tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob",
+			"date", "datetime", "timestamp", "time":
+		default:
+			return false
+		}
+		if c.value != valueNumber && c.value != valueBytes {
+			return false
+		}
+	}
+	return true
+}
+
+// loadSQL is the LOAD DATA of one chunk's rows, read from the driver's reader handler name.
+func (t *table) loadSQL(name string) string {
+	return "LOAD DATA LOCAL INFILE 'Reader::" + name + "' INTO TABLE " + t.dst +
+		" CHARACTER SET binary FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' (" + t.loadCols + ")"
+}
+
+// appendLoadRow appends one row as a line of the LOAD DATA text, vals in t.cols' order: fields
+// separated by tabs, NULL as \N, the escape character, tab, newline and NUL escaped.
+func (t *table) appendLoadRow(b []byte, vals []sql.RawBytes) []byte {
+	for i := range t.cols {
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		v := vals[i]
+		if v == nil {
+			b = append(b, '\\', 'N')
+			continue
+		}
+		for _, c := range v {
+			switch c {
+			case '\\':
+				b = append(b, '\\', '\\')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case 0:
+				b = append(b, '\\', '0')
+			default:
+				b = append(b, c)
+			}
+		}
+	}
+	return append(b, '\n')
 }
 
 func newColumn(c tablekey.Column, mysqlJSON bool) column {

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,33 @@ type job struct {
 	buf   []byte
 	shape string
 	ack   chan error
+	load  *loadJob // a LOAD DATA instead of buf
+}
+
+// loadJob is a LOAD DATA round trip whose rows the copier writes into a pipe as it reads them
+// from the source (see cursor.batch).
+type loadJob struct {
+	name string // the driver's reader handler
+	sql  string
+	r    *io.PipeReader
+}
+
+// errLoadEnded is what a write into a LOAD DATA's pipe returns once the statement has ended.
+var errLoadEnded = errors.New("the LOAD DATA ended")
+
+// progressReader is a LOAD DATA's rows as the driver reads them: each read is progress of the
+// round trip in flight (the server takes rows), for the stall watchdog.
+type progressReader struct {
+	w *writer
+	r io.Reader
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.w.statementSince.Store(p.w.c.cfg.Now().UnixNano())
+	}
+	return n, err
 }
 
 // buffers is how many statement buffers a writer cycles through: one being filled, one queued,
@@ -76,7 +104,10 @@ func (c *Copier) newWriter(ctx context.Context) (*writer, error) {
 // run executes the jobs until the channel closes.
 func (w *writer) run(ctx context.Context) {
 	for j := range w.jobs {
-		if w.failed() == nil && len(j.buf) > 0 {
+		switch {
+		case j.load != nil && w.failed() != nil:
+			j.load.r.CloseWithError(w.failed()) // the copier's writes into it fail, not block
+		case w.failed() == nil && (len(j.buf) > 0 || j.load != nil):
 			w.exec(ctx, j)
 		}
 		if j.buf != nil {
@@ -92,9 +123,22 @@ func (w *writer) exec(ctx context.Context, j job) {
 	shape := j.shape
 	w.statement.Store(&shape)
 	w.statementSince.Store(w.c.cfg.Now().UnixNano())
-	// The buffer stays untouched until the statement returns (it goes back to free after it),
-	// and the driver keeps nothing of the text: no copy of a statement that may be megabytes.
-	_, err := w.conn.ExecContext(ctx, unsafe.String(unsafe.SliceData(j.buf), len(j.buf)))
+	var err error
+	if l := j.load; l != nil {
+		mysql.RegisterReaderHandler(l.name, func() io.Reader { return progressReader{w: w, r: l.r} })
+		_, err = w.conn.ExecContext(ctx, l.sql)
+		mysql.DeregisterReaderHandler(l.name)
+		if err != nil {
+			l.r.CloseWithError(err)
+		} else {
+			l.r.CloseWithError(errLoadEnded)
+		}
+	} else {
+		// The buffer stays untouched until the statement returns (it goes back to free after
+		// it), and the driver keeps nothing of the text: no copy of a statement that may be
+		// megabytes.
+		_, err = w.conn.ExecContext(ctx, unsafe.String(unsafe.SliceData(j.buf), len(j.buf)))
+	}
 	w.statementSince.Store(0)
 	w.statement.Store(nil)
 	w.c.progressed()
@@ -127,6 +171,22 @@ func (w *writer) buffer(ctx context.Context) ([]byte, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// sendLoad queues a LOAD DATA whose rows come from r.
+func (w *writer) sendLoad(ctx context.Context, l *loadJob, shape string) error {
+	if err := w.failed(); err != nil {
+		l.r.CloseWithError(err)
+		return err
+	}
+	select {
+	case w.jobs <- job{load: l, shape: shape}:
+	case <-ctx.Done():
+		l.r.CloseWithError(ctx.Err())
+		return ctx.Err()
+	}
+	w.c.progressed()
+	return nil
 }
 
 // send queues a round trip; with wait, it returns once that round trip is done, with the
@@ -179,7 +239,9 @@ func (w *writer) release(cause error) {
 		if kerr != nil && !(errors.As(kerr, &me) && me.Number == 1094) {
 			w.c.cfg.logger().Warn("could not kill the copy's target connection", "connection_id", w.connID, "error", kerr)
 		}
-		w.conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
+	// Never back to the pool: the session's settings are the copy's (binary names, no foreign
+	// key checks), and after a failure it may be inside a transaction.
+	w.conn.Raw(func(any) error { return driver.ErrBadConn })
 	w.conn.Close()
 }

@@ -401,7 +401,9 @@ func TestCopy_stallOnTargetLock(t *testing.T) {
 	release := e.lockRow("SELECT * FROM " + e.db + ".bins FOR UPDATE")
 	const deadline = 2 * time.Second
 	p := e.startVplayer("--start-pos=", "--vplayer-progress-deadline", deadline.String(), "--retry-delay", "500ms")
-	e.waitBlocked("INSERT INTO `"+e.db+"`.`bins`", 30*time.Second)
+	// The chunk's first round trip waits: BEGIN and the DELETE before its rows (a LOAD DATA or
+	// INSERTs, as the table's types allow).
+	e.waitBlocked("`"+e.db+"`.`bins`", 30*time.Second)
 	blocked := time.Now().Add(-100 * time.Millisecond) // waitBlocked saw it running for 100ms
 	at, msg := e.waitMessage("copy stalled: ", 15*time.Second)
 	took := at.Sub(blocked)
@@ -409,7 +411,7 @@ func TestCopy_stallOnTargetLock(t *testing.T) {
 	if took > deadline+time.Second+200*time.Millisecond { // the record's poll adds up to 20ms; the first check up to 100ms early
 		t.Errorf("stall reported %v after the copy blocked, want within the deadline %v + 1s", took, deadline)
 	}
-	for _, want := range []string{"copy stalled: no progress for ", "while running INSERT `" + e.db + "`.`bins`", stalledText} {
+	for _, want := range []string{"copy stalled: no progress for ", "while running LOAD DATA `" + e.db + "`.`bins`", stalledText} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}
@@ -429,7 +431,7 @@ func TestCopy_stallOnTargetLock(t *testing.T) {
 // chunk twice, and target == source.
 func TestCopy_stopAndResume(t *testing.T) {
 	e := newEnv(t)
-	const rows, chunk = 3000, 10 // small chunks: many rounds, so that each stop lands in the copy
+	const rows, chunk = 6000, 5 // small chunks: many rounds, so that each stop lands in the copy
 	e.createCopySource(100, rows)
 	args := []string{"--start-pos=", "--copy-chunk-rows", fmt.Sprint(chunk)}
 	stops := []struct {
@@ -499,7 +501,7 @@ func TestCopy_stallOnKeyBuild(t *testing.T) {
 	defer releaseBins()
 	const deadline = 3 * time.Second
 	p := e.startVplayer("--start-pos=", "--vplayer-progress-deadline", deadline.String(), "--retry-delay", "500ms")
-	e.waitBlocked("INSERT INTO `"+e.db+"`.`bins`", 30*time.Second)
+	e.waitBlocked("`"+e.db+"`.`bins`", 30*time.Second)
 	if !eventually(10*time.Second, 20*time.Millisecond, func() bool { return chunksByTable(e.copyState())["orders"].Done }) {
 		t.Fatal("orders was not copied within 10s while bins waited")
 	}
@@ -554,7 +556,7 @@ func TestCopy_takeoverEndsFrozenOwnersChunk(t *testing.T) {
 	defer release()
 	ttl := []string{"--start-pos=", "--lease-ttl", leaseTTL.String()}
 	a := e.startVplayer(ttl...)
-	shape := "INSERT INTO `" + e.db + "`.`bins`"
+	shape := "`" + e.db + "`.`bins`" // its chunk's first round trip: BEGIN and the DELETE
 	e.waitBlocked(shape, 30*time.Second)
 	var writer int64
 	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", "%"+shape+"%").Scan(&writer); err != nil {
