@@ -92,7 +92,11 @@ type Config struct {
 	// Writers is how many target sessions write chunks, of different tables, at once (default
 	// DefaultWriters).
 	Writers int
-	Logger  *slog.Logger
+	// KeepKeys keeps every key of the tables the copy creates from the start, instead of building
+	// their secondary keys after their rows: for a workflow that runs the source's DDL (which may
+	// drop a key or a column those keys name while the copy runs).
+	KeepKeys bool
+	Logger   *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -287,10 +291,14 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 		for _, w := range ws {
 			w.release(err)
 		}
-		// Once the writers are gone, so are their recorded sessions (a failure is only logged:
-		// the next record replaces them, and a kill of an ended session's id is nothing).
-		if rerr := c.recordSessions(context.WithoutCancel(ctx), nil); rerr != nil {
-			c.cfg.logger().Debug("could not clear the copy's recorded sessions", "error", rerr)
+		// A copy that ended well clears its writers' recorded sessions (a failure is only logged:
+		// the next record replaces them, and a kill of an ended session's id is nothing). One
+		// that failed leaves them, so that a takeover still ends a session its KILL missed, and
+		// a stop does not wait for the write.
+		if err == nil {
+			if rerr := c.recordSessions(context.WithoutCancel(ctx), nil); rerr != nil {
+				c.cfg.logger().Debug("could not clear the copy's recorded sessions", "error", rerr)
+			}
 		}
 	}()
 	for range c.cfg.Writers {

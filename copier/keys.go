@@ -91,7 +91,12 @@ func (c *Copier) buildTableKeys(ctx context.Context, w *writer, t workflow.Table
 		}
 		c.cfg.logger().Info("deferred keys built", "table", c.cfg.TargetDB+"."+t.Table, "keys", len(adds), "seconds", time.Since(began).Seconds())
 	}
-	return w.sendText(ctx, "BEGIN;"+c.cfg.Store.KeysBuiltSQL(c.cfg.ID, t.Table)+";"+c.cfg.Lease.FenceCheckSQL()+";COMMIT", "COMMIT")
+	w.txOpen.Store(true) // a failed fence or UPDATE leaves the transaction open: release kills it
+	if err := w.sendText(ctx, "BEGIN;"+c.cfg.Store.KeysBuiltSQL(c.cfg.ID, t.Table)+";"+c.cfg.Lease.FenceCheckSQL()+";COMMIT", "COMMIT"); err != nil {
+		return err
+	}
+	w.txOpen.Store(false)
+	return nil
 }
 
 // runDDL runs a key build on w and waits for it. A build is one statement that may take long on
@@ -106,13 +111,17 @@ func (c *Copier) runDDL(ctx context.Context, w *writer, q, shape string) error {
 	for {
 		select {
 		case err := <-done:
-			w.txOpen.Store(false)
+			if err == nil {
+				w.txOpen.Store(false)
+			}
+			// Otherwise the build may still run on the server (sendText returns at the end of
+			// ctx without it): the writer's release kills its session.
 			return err
 		case <-tick.C:
 			var state string
 			err := c.cfg.Target.QueryRowContext(ctx, "SELECT COALESCE(STATE, '') FROM information_schema.PROCESSLIST WHERE ID = ?", w.connID).Scan(&state)
-			if err == nil && w.statementSince.Load() != 0 && !strings.HasPrefix(state, "Waiting for") {
-				w.statementSince.Store(c.cfg.Now().UnixNano())
+			if since := w.statementSince.Load(); err == nil && since != 0 && !strings.HasPrefix(state, "Waiting for") {
+				w.statementSince.CompareAndSwap(since, c.cfg.Now().UnixNano())
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package copier
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,7 +43,11 @@ func Plan(ctx context.Context, cfg Config, tables []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("connect to target: %w", err)
 	}
-	defer conn.Close()
+	defer func() {
+		// Not back to the pool: its default database and foreign_key_checks are the plan's.
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+		conn.Close()
+	}()
 	// A child table may come before its parent: its foreign keys are checked by the source.
 	if _, err := conn.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+sqlq.Ident(cfg.TargetDB)); err != nil {
 		return fmt.Errorf("target: create database %s: %w", cfg.TargetDB, err)
@@ -77,8 +82,10 @@ func Plan(ctx context.Context, cfg Config, tables []string) (err error) {
 				return err
 			}
 			cfg.logger().Info("created target table from the source's definition", "table", cfg.TargetDB+"."+name)
-			if deferred, err = deferrableKeys(ctx, conn, name); err != nil {
-				return err
+			if !cfg.KeepKeys {
+				if deferred, err = deferrableKeys(ctx, conn, name); err != nil {
+					return err
+				}
 			}
 		} else {
 			var one int

@@ -69,6 +69,7 @@ func (s *Stream) copierConfig(flavor string) copier.Config {
 		Source: s.cfg.Source.Pool, Target: s.cfg.Target, SourceDB: s.cfg.Source.DB, TargetDB: s.cfg.TargetDB,
 		Store: s.store, ID: s.id, Lease: s.lease, Flavor: flavor, MySQLSource: s.flavor == "mysql",
 		ChunkRows: s.cfg.CopyChunkRows, ChunkBytes: s.cfg.CopyChunkBytes, Writers: s.cfg.CopyWriters, Logger: s.log,
+		KeepKeys: s.cfg.OnDDL == applier.OnDDLExec || s.cfg.OnDDL == applier.OnDDLExecIgnore,
 	}
 }
 
@@ -145,6 +146,10 @@ func copyPending(ctx context.Context, cfg Config) bool {
 	var pending int
 	if err := cfg.Target.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlq.Ident(sidecar)+".copy_state WHERE vrepl_id = ? AND done = 0", id).Scan(&pending); err != nil {
 		return false
+	}
+	if pending == 0 {
+		// Keys still to build (a sidecar from before deferred keys has no such column: none).
+		cfg.Target.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlq.Ident(sidecar)+".copy_state WHERE vrepl_id = ? AND deferred_keys IS NOT NULL", id).Scan(&pending)
 	}
 	return pending > 0
 }

@@ -140,11 +140,6 @@ func (s *Stream) attempt(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.running && rec.State == workflow.StateStopped {
-		// Stopped from outside since this process started (a vplayer stop between two
-		// attempts, or as the copy ended): not a state to resume from.
-		return errStopRequested
-	}
 	state, execMode := workflow.StateRunning, s.cfg.ExecMode
 	if cp != nil {
 		state, execMode = workflow.StateCopying, applier.ExecModeIdempotent
