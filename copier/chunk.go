@@ -61,7 +61,7 @@ func (k *cursor) begin(ctx context.Context) error {
 	k.first, k.lastpk = k.st.LastPK == nil, append([]string(nil), k.st.LastPK...)
 	k.buf = append(append(buf, "BEGIN;"...), k.t.clear(k.st.LastPK)...)
 	k.w.txOpen.Store(true)
-	if k.t.loadCols == "" || k.t.key == nil {
+	if k.t.loadCols == "" || k.t.key == nil || k.c.noLoad {
 		return nil
 	}
 	// LOAD DATA: BEGIN and the DELETE go first, then the LOAD, fed as the rows are read.

@@ -142,6 +142,7 @@ type Copier struct {
 	state []workflow.TableCopy // the copy state, as committed
 
 	writers atomic.Pointer[[]*writer] // set by Run, read by Work
+	noLoad  bool                      // the target refuses LOAD DATA LOCAL: every chunk takes INSERTs
 	pending atomic.Int64              // rows of the round's chunks queued, not yet known committed
 }
 
@@ -312,6 +313,13 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	c.writers.Store(&ws)
 	if err := c.recordSessions(ctx, ws); err != nil {
 		return err
+	}
+	var localInfile int
+	if err := ws[0].conn.QueryRowContext(ctx, "SELECT @@local_infile").Scan(&localInfile); err != nil {
+		return fmt.Errorf("target: read local_infile: %w", err)
+	}
+	if c.noLoad = localInfile == 0; c.noLoad {
+		c.cfg.logger().Info("the target has local_infile off: the copy writes its rows with INSERTs, which take longer")
 	}
 	tables := map[string]*table{}
 	c.pending.Store(0)
