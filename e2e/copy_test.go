@@ -574,9 +574,11 @@ func TestCopy_takeoverEndsFrozenOwnersChunk(t *testing.T) {
 	_, epochA := e.owner()
 	a.signal(syscall.SIGSTOP)
 	frozenAt := time.Now()
-	release() // the frozen owner's INSERT goes in; its transaction stays open, holding the rows
-	if !eventually(5*time.Second, 150*time.Millisecond, func() bool { open, idle := e.openTrx(writer); return open && idle }) {
-		t.Fatalf("the frozen owner's chunk transaction (session %d) is not open and waiting on its client", writer)
+	// The frozen owner's rows go in; its transaction stays open, holding them, the server waiting
+	// for its client (between two round trips, or inside the LOAD DATA for its next rows).
+	release()
+	if !eventually(5*time.Second, 150*time.Millisecond, func() bool { open, _ := e.openTrx(writer); return open }) {
+		t.Fatalf("the frozen owner's chunk transaction (session %d) is not open with rows locked", writer)
 	}
 	took := e.waitEpochAbove(epochA, leaseTTL+5*time.Second).Sub(frozenAt)
 	e.waitRecordState(workflow.StateRunning, 60*time.Second)
