@@ -135,16 +135,9 @@ func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
 			return fmt.Errorf("source: read rows: %w", err)
 		}
 		read++
+		k.counted(vals)
 		if k.pw != nil {
 			k.lines = t.appendLoadRow(k.lines, vals)
-			k.n++
-			k.chunk++
-			if k.lastpk == nil {
-				k.lastpk = make([]string, len(t.key))
-			}
-			for i := range t.key {
-				k.lastpk[i] = string(vals[len(t.cols)+i])
-			}
 			if len(k.lines) >= loadFlush {
 				c.progressed()
 				if err := k.writeLines(); err != nil {
@@ -169,16 +162,6 @@ func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
 		k.buf, l = t.appendRow(k.buf, vals)
 		k.lenient = k.lenient || l
 		k.inStmt++
-		k.n++
-		k.chunk++
-		if t.key != nil {
-			if k.lastpk == nil {
-				k.lastpk = make([]string, len(t.key))
-			}
-			for i := range t.key {
-				k.lastpk[i] = string(vals[len(t.cols)+i])
-			}
-		}
 		if len(k.buf) >= k.w.maxStmt-stmtMargin-len(k.buf)/int(k.inStmt) {
 			c.progressed()
 			if err := k.send(ctx, ""); err != nil {
@@ -254,7 +237,6 @@ func (k *cursor) send(ctx context.Context, final string) error {
 
 // commitLoad ends the chunk's LOAD DATA and queues its copy state, the fence and COMMIT.
 func (k *cursor) commitLoad(ctx context.Context, done bool) error {
-	c := k.c
 	if err := k.writeLines(); err != nil {
 		return err
 	}
@@ -264,27 +246,51 @@ func (k *cursor) commitLoad(ctx context.Context, done bool) error {
 	if err != nil {
 		return err
 	}
-	buf = append(buf, c.cfg.Store.ChunkSQL(c.cfg.ID, k.t.name, k.lastpk, k.pos, k.n, k.first, done, c.cfg.Now().Unix())+";"+c.cfg.Lease.FenceCheckSQL()+";COMMIT"...)
-	if err := k.w.send(ctx, buf, "COMMIT", false); err != nil {
+	if err := k.w.send(ctx, append(buf, k.endSQL(done)...), "COMMIT", false); err != nil {
 		return err
 	}
-	c.pending.Add(k.n)
-	k.first, k.n, k.bytes = false, 0, 0
+	k.queued()
 	return nil
 }
 
 // commit queues the rest of the transaction with its copy state, the fence and COMMIT.
 func (k *cursor) commit(ctx context.Context, done bool) error {
+	if err := k.send(ctx, k.endSQL(done)); err != nil {
+		return err
+	}
+	k.queued()
+	return nil
+}
+
+// counted notes a row read into the chunk: its counts and, for a table with a key, its key.
+func (k *cursor) counted(vals []sql.RawBytes) {
+	k.n++
+	k.chunk++
+	if k.t.key == nil {
+		return
+	}
+	if k.lastpk == nil {
+		k.lastpk = make([]string, len(k.t.key))
+	}
+	for i := range k.t.key {
+		k.lastpk[i] = string(vals[len(k.t.cols)+i])
+	}
+}
+
+// endSQL is what ends the chunk's transaction: its copy state (the last key, none for a table
+// without a key), the fence and COMMIT.
+func (k *cursor) endSQL(done bool) string {
 	c := k.c
 	lastpk := k.lastpk
 	if k.t.key == nil {
 		lastpk = nil
 	}
-	q := c.cfg.Store.ChunkSQL(c.cfg.ID, k.t.name, lastpk, k.pos, k.n, k.first, done, c.cfg.Now().Unix()) + ";" + c.cfg.Lease.FenceCheckSQL() + ";COMMIT"
-	if err := k.send(ctx, q); err != nil {
-		return err
-	}
-	c.pending.Add(k.n)
+	return c.cfg.Store.ChunkSQL(c.cfg.ID, k.t.name, lastpk, k.pos, k.n, k.first, done, c.cfg.Now().Unix()) + ";" + c.cfg.Lease.FenceCheckSQL() + ";COMMIT"
+}
+
+// queued notes that the transaction's end is queued: its rows are pending, the next transaction
+// of the table (if any) starts its counts afresh.
+func (k *cursor) queued() {
+	k.c.pending.Add(k.n)
 	k.first, k.n, k.bytes = false, 0, 0
-	return nil
 }
