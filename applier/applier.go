@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,12 @@ const packetOverhead = 1024
 // skipSaveInterval bounds how often the position of transactions that touched no replicated table
 // is saved on its own.
 const skipSaveInterval = time.Second
+
+// DefaultWorkers is --apply-workers' default, MaxWorkers its largest value.
+const (
+	DefaultWorkers = 4
+	MaxWorkers     = 64
+)
 
 // Fetcher is the relay log's consumer side.
 type Fetcher interface {
@@ -102,6 +109,9 @@ type Config struct {
 	Copying bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Workers is --apply-workers: how many target sessions run batches at once (see
+	// parallel.go). 0 or 1 applies every batch on the main session, in order.
+	Workers int
 }
 
 // Stats are cumulative counters, safe to read concurrently.
@@ -116,6 +126,9 @@ type Stats struct {
 	// Saves counts target commits that saved a position, whatever they carried (transactions,
 	// the position of skipped transactions or of a DDL): progress, as the record sees it.
 	Saves atomic.Int64
+	// Retries counts the batches a worker rolled back and ran again: held up by a lock of a
+	// later batch that the writesets could not see, or chosen as a deadlock's victim.
+	Retries atomic.Int64
 	// PerCommit[i] counts the commits that carried transactions, by how many: at most
 	// PerCommitBuckets[i] and more than PerCommitBuckets[i-1]; the last element counts the rest.
 	PerCommit [len(PerCommitBuckets) + 1]atomic.Int64
@@ -143,25 +156,24 @@ type Applier struct {
 	stats  Stats
 
 	// Read by the stall watchdog and for lag.
-	progressSince  atomic.Int64 // unix nanos of the last progress while holding work; 0 when holding none
-	txnSince       atomic.Int64 // unix nanos when the open target transaction began; 0 when none
-	oldestPending  atomic.Int64 // source commit time (unix s) of the oldest transaction not yet committed here; 0 when none
-	lastSource     atomic.Int64 // latest source commit time (unix s) among the events received; 0 before any
-	lastHeartbeat  atomic.Int64 // unix nanos when a heartbeat was last received; 0 before any
-	statement      atomic.Pointer[string]
-	statementSince atomic.Int64
+	progressSince atomic.Int64 // unix nanos of the last progress while holding work; 0 when holding none
+	txnSince      atomic.Int64 // unix nanos when the open target transaction began; 0 when none
+	oldestPending atomic.Int64 // source commit time (unix s) of the oldest transaction not yet committed here; 0 when none
+	lastSource    atomic.Int64 // latest source commit time (unix s) among the events received; 0 before any
+	lastHeartbeat atomic.Int64 // unix nanos when a heartbeat was last received; 0 before any
+	inline        tracker      // the round trip in flight on the main or an XA session
+	par           parallel     // the workers, when Config.Workers > 1
 
 	// Owned by Run.
 	plan      *planner
-	conn      *sql.Conn
-	connID    int64
+	main      *session
 	b         batch  // the executor's own statements (a record write sent alone)
 	txOpen    bool   // a target transaction is open (or its BEGIN planned)
 	committed string // the position the open target transaction started from
 	lastSave  time.Time
 	// xaSessions are the sessions of the XA transactions this attempt opened, by XID: a session
 	// that prepared one can do nothing else until it ends it.
-	xaSessions map[string]xaSession
+	xaSessions map[string]*session
 	maxBatch   int
 	// maxPacket is the largest round trip the target accepts: its max_allowed_packet, less room
 	// for the protocol's own bytes.
@@ -189,6 +201,9 @@ func New(cfg Config) *Applier {
 	if cfg.ExecMode == "" {
 		cfg.ExecMode = ExecModeStrict
 	}
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
 	a := &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
 	return a
 }
@@ -204,18 +219,38 @@ type Work struct {
 	ProgressSince time.Time
 	// TxnSince is when the open target transaction began.
 	TxnSince time.Time
-	// Statement is the shape of the round trip in flight (kind and table, never values), and
+	// Statement is the shape of the round trip in flight (kind and table, never values) that
+	// has waited longest, with its worker when several run (`UPDATE `db`.`t` on worker 2`), and
 	// StatementSince when it was sent.
 	Statement      string
 	StatementSince time.Time
 }
 
-// Work reports what the applier is doing now. O(1): a few atomic loads.
+// Work reports what the applier is doing now. O(workers): a few atomic loads per session.
 func (a *Applier) Work() Work {
-	w := Work{ProgressSince: unixNano(a.progressSince.Load()), TxnSince: unixNano(a.txnSince.Load()),
-		StatementSince: unixNano(a.statementSince.Load())}
-	if p := a.statement.Load(); p != nil {
-		w.Statement = *p
+	w := Work{ProgressSince: unixNano(a.progressSince.Load())}
+	txn, since := a.txnSince.Load(), a.inline.since.Load()
+	var stmt *string
+	if since != 0 {
+		stmt = a.inline.statement.Load()
+	}
+	label := -1
+	for _, wk := range a.workers() {
+		if t := wk.txnSince.Load(); t != 0 && (txn == 0 || t < txn) {
+			txn = t
+		}
+		if t := wk.s.tr.since.Load(); t != 0 && (since == 0 || t < since) {
+			if p := wk.s.tr.statement.Load(); p != nil {
+				since, stmt, label = t, p, wk.n
+			}
+		}
+	}
+	w.TxnSince, w.StatementSince = unixNano(txn), unixNano(since)
+	if stmt != nil {
+		w.Statement = *stmt
+		if label >= 0 {
+			w.Statement += " on worker " + strconv.Itoa(label)
+		}
 	}
 	return w
 }
@@ -240,18 +275,27 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 	a.committed = pos
 	a.lastSave = a.cfg.Now()
 	a.txOpen = false
+	par := a.cfg.Workers > 1
 	a.plan = newPlanner(planConfig{targetDB: a.cfg.TargetDB, onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode,
-		maxBatch: a.maxBatch, stopAt: a.cfg.StopAt}, pos)
+		maxBatch: a.maxBatch, stopAt: a.cfg.StopAt, writesets: par, parallel: par}, pos)
+	a.par.reset(a.cfg.Workers)
 	if err := a.connect(ctx); err != nil {
 		return err
 	}
 	defer func() {
 		a.progressSince.Store(0)
 		a.txnSince.Store(0)
-		a.statement.Store(nil)
-		a.statementSince.Store(0)
+		a.inline.stop()
 		a.release(err)
 	}()
+	if a.cfg.Workers > 1 {
+		return a.runParallel(ctx, relay)
+	}
+	return a.loop(ctx, relay)
+}
+
+// loop fetches and applies until ctx ends or an error occurs.
+func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 	for {
 		fctx, cancel := context.WithTimeout(ctx, a.cfg.IdleWait)
 		items, ferr := relay.Fetch(fctx)
@@ -264,7 +308,12 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 		}
 		if len(items) > 0 {
 			a.received(items, a.cfg.Now())
-			a.progressed()
+			// Taking events is progress, unless workers still hold batches: then only their
+			// round trips and commits are (a blocked oldest batch must not hide behind the
+			// heartbeats the dispatcher keeps taking).
+			if !a.par.busy() {
+				a.progressed()
+			}
 			if err := a.apply(ctx, items); err != nil {
 				return err
 			}
@@ -298,9 +347,16 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 		if a.stopped {
 			return nil
 		}
+		if e.Type == event.Commit && a.par.on() {
+			if err := a.maybeCut(ctx); err != nil {
+				return err
+			}
+		}
 		switch e.Type {
 		case event.Begin:
-			if a.oldestPending.Load() == 0 {
+			if a.par.on() {
+				a.begun(e.Timestamp)
+			} else if a.oldestPending.Load() == 0 {
 				a.oldestPending.Store(e.Timestamp)
 			}
 		case event.Heartbeat:
@@ -316,8 +372,12 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 	return err
 }
 
-// run runs the steps the planner planned, in order.
+// run runs the steps the planner planned, in order: on the main session, or, with several
+// workers, each batch that commits on its own dispatched to one (see dispatchStep).
 func (a *Applier) run(ctx context.Context, steps []step) error {
+	if a.par.on() {
+		return a.runDispatched(ctx, steps)
+	}
 	for i := range steps {
 		if err := a.runStep(ctx, &steps[i]); err != nil {
 			return err
@@ -363,7 +423,9 @@ func (a *Applier) idle(ctx context.Context) error {
 	if a.plan.txOpen {
 		return nil
 	}
-	a.progressSince.Store(0)
+	if !a.par.busy() {
+		a.progressSince.Store(0)
+	}
 	now := a.cfg.Now()
 	if a.plan.skipPos != "" && now.Sub(a.lastSave) >= skipSaveInterval {
 		steps, err := a.plan.SaveSkipped()
@@ -381,7 +443,7 @@ func (a *Applier) idle(ctx context.Context) error {
 			if a.cfg.Lease != nil {
 				q = a.cfg.Lease.HeartbeatSQL(now.Unix())
 			}
-			_, err := a.conn.ExecContext(ctx, q)
+			_, err := a.main.conn.ExecContext(ctx, q)
 			if workflow.IsFenceViolation(err) {
 				return &workflow.FenceError{Err: err}
 			}

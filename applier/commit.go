@@ -2,7 +2,6 @@ package applier
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -14,14 +13,20 @@ import (
 	"github.com/vplayer/vplayer/workflow"
 )
 
-// flush sends the statements of b on conn: in one round trip when they fit the target's
-// max_allowed_packet, else in as many as they need, cut between statements, and empties b. A
-// statement that does not fit alone is a terminal error naming the variable.
-func (a *Applier) flush(ctx context.Context, conn *sql.Conn, b *batch) error {
+// flush sends the statements of b on s (see sendAll) and empties b.
+func (a *Applier) flush(ctx context.Context, s *session, b *batch) error {
+	defer b.reset()
+	return a.sendAll(ctx, s, b)
+}
+
+// sendAll sends the statements of b on s: in one round trip when they fit the target's
+// max_allowed_packet, else in as many as they need, cut between statements. A statement that
+// does not fit alone is a terminal error naming the variable. b is kept, for a batch that may run
+// again.
+func (a *Applier) sendAll(ctx context.Context, s *session, b *batch) error {
 	if b.n == 0 {
 		return nil
 	}
-	defer b.reset()
 	for first := 0; first < b.n; {
 		last := b.n // statements [first, last) go in this round trip
 		start := b.starts[first]
@@ -31,7 +36,7 @@ func (a *Applier) flush(ctx context.Context, conn *sql.Conn, b *batch) error {
 		if size := b.end(last-1) - start; size > a.maxPacket {
 			return &PacketError{Shape: b.shapeOf(first), Size: size + packetOverhead, MaxAllowed: a.maxPacket + packetOverhead}
 		}
-		if err := a.send(ctx, conn, b, first, last); err != nil {
+		if err := a.send(ctx, s, b, first, last); err != nil {
 			return err
 		}
 		first = last
@@ -39,15 +44,14 @@ func (a *Applier) flush(ctx context.Context, conn *sql.Conn, b *batch) error {
 	return nil
 }
 
-// send runs statements [first, last) of b on conn in one round trip and checks what they affected.
-func (a *Applier) send(ctx context.Context, conn *sql.Conn, b *batch, first, last int) error {
+// send runs statements [first, last) of b on s in one round trip and checks what they affected.
+func (a *Applier) send(ctx context.Context, s *session, b *batch, first, last int) error {
 	shape := b.shape()
-	a.statement.Store(&shape)
-	a.statementSince.Store(a.cfg.Now().UnixNano())
+	s.tr.start(shape, a.cfg.Now())
 	q := string(b.buf[b.starts[first]:b.end(last-1)])
 	q = strings.TrimSuffix(q, ";")
 	var affected []int64
-	err := conn.Raw(func(dc any) error {
+	err := s.conn.Raw(func(dc any) error {
 		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
 		if err != nil {
 			return err
@@ -57,8 +61,7 @@ func (a *Applier) send(ctx context.Context, conn *sql.Conn, b *batch, first, las
 		}
 		return nil
 	})
-	a.statementSince.Store(0)
-	a.statement.Store(nil)
+	s.tr.stop()
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -66,18 +69,21 @@ func (a *Applier) send(ctx context.Context, conn *sql.Conn, b *batch, first, las
 		if workflow.IsFenceViolation(err) {
 			return &workflow.FenceError{Err: err}
 		}
-		if me := a.duplicateKey(err, shape, b); me != nil {
+		if retryable(err) {
+			return &lockError{shape: shape, err: err}
+		}
+		if me := a.duplicateKey(s, err, shape, b); me != nil {
 			return me
 		}
 		return fmt.Errorf("apply %s: %w", shape, err)
 	}
 	a.progressed()
-	return a.verify(ctx, b.checksIn(first, last), first, affected)
+	return a.verify(ctx, s, b.checksIn(first, last), first, affected)
 }
 
 // duplicateKey describes a duplicate-key error as a row mismatch (an INSERT of a key that exists)
 // when the round trip held only one table's changes, and so names it; else nil.
-func (a *Applier) duplicateKey(err error, shape string, b *batch) error {
+func (a *Applier) duplicateKey(s *session, err error, shape string, b *batch) error {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || me.Number != 1062 {
 		return nil
@@ -93,7 +99,8 @@ func (a *Applier) duplicateKey(err error, shape string, b *batch) error {
 	if t != nil {
 		name = t.quoted
 	}
-	return &MismatchError{Kind: InsertExists, Table: name, Key: keyColumns(t), GTID: a.plan.gtid, Pos: a.committed, Cause: err}
+	gtid, from := a.where(s)
+	return &MismatchError{Kind: InsertExists, Table: name, Key: keyColumns(t), GTID: gtid, Pos: from, Cause: err}
 }
 
 // keyColumns names t's key columns, for a message.
@@ -146,6 +153,7 @@ func (a *Applier) commit(ctx context.Context, s *step) error {
 	}
 	a.txOpen = false
 	a.lastSave = now
+	a.txnSince.Store(0)
 	a.committedBatch(s.end)
 	return nil
 }
@@ -162,7 +170,6 @@ func (a *Applier) committedBatch(s saved) {
 	}
 	a.stats.Rows.Add(int64(s.rows))
 	a.progressed() // the fetch may still hold work: idle clears the clock once it holds none
-	a.txnSince.Store(0)
 	if !s.inTxn {
 		a.oldestPending.Store(0)
 	}

@@ -24,7 +24,7 @@ func (a *Applier) ddl(ctx context.Context, s *step) error {
 	if a.oldestPending.Load() == 0 {
 		a.oldestPending.Store(e.Timestamp)
 	}
-	err := a.flush(ctx, a.conn, s.stmts)
+	err := a.flush(ctx, a.main, s.stmts)
 	var fe *workflow.FenceError
 	maybeRan := e.Pos == a.cfg.DDLStarted
 	switch {
@@ -48,7 +48,7 @@ func (a *Applier) ddl(ctx context.Context, s *step) error {
 			if a.cfg.DDLRefused != nil {
 				a.cfg.DDLRefused(e.Pos)
 			}
-			if _, cerr := a.conn.ExecContext(ctx, a.ddlMarkSQL("")); cerr != nil {
+			if _, cerr := a.main.conn.ExecContext(ctx, a.ddlMarkSQL("")); cerr != nil {
 				a.cfg.Logger.Warn("could not clear the mark of a failed DDL", "error", cerr)
 			}
 		}

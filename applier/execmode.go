@@ -174,7 +174,7 @@ func (c *check) keyLiterals() []string {
 // verify compares the rows each checked statement affected with what it had to. affected[i] is
 // statement first+i's count. In strict mode the first mismatch is returned as a *MismatchError;
 // in idempotent mode every one is counted and logged.
-func (a *Applier) verify(ctx context.Context, checks []check, first int, affected []int64) error {
+func (a *Applier) verify(ctx context.Context, s *session, checks []check, first int, affected []int64) error {
 	for i := range checks {
 		c := &checks[i]
 		idx := c.stmt - first
@@ -192,7 +192,7 @@ func (a *Applier) verify(ctx context.Context, checks []check, first int, affecte
 			continue
 		}
 		if c.counted {
-			return a.countedMismatch(ctx, c)
+			return a.countedMismatch(ctx, s, c)
 		}
 		if a.cfg.ExecMode == ExecModeIdempotent {
 			a.stats.mismatches.add(MismatchKey{Table: c.t.schema + "." + c.t.name, Kind: c.kind}, n)
@@ -207,7 +207,7 @@ func (a *Applier) verify(ctx context.Context, checks []check, first int, affecte
 				"rows", n, "key", string(c.t.keyTuple), "candidates", strings.Join(keys, ","), "gtid", c.gtid)
 			continue
 		}
-		return a.mismatchError(ctx, c, n)
+		return a.mismatchError(ctx, s, c, n)
 	}
 	return nil
 }
@@ -215,8 +215,9 @@ func (a *Applier) verify(ctx context.Context, checks []check, first int, affecte
 // countedMismatch describes the mismatch a counted upsert found (strict mode only): the keys
 // of its rows that the target lacks, looked up as committed; all of them as candidates when the
 // lookup cannot tell (a key an earlier statement of this transaction removed).
-func (a *Applier) countedMismatch(ctx context.Context, c *check) error {
-	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: a.committed}
+func (a *Applier) countedMismatch(ctx context.Context, s *session, c *check) error {
+	_, from := a.where(s)
+	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: from}
 	keys := c.keyLiterals()
 	found, err := a.presentKeys(ctx, c.t, keys)
 	if err != nil {
@@ -237,8 +238,9 @@ func (a *Applier) countedMismatch(ctx context.Context, c *check) error {
 // asks the target (over another connection, so outside this transaction) which of them are
 // absent, or present for an INSERT: the committed state, which is what the statement met unless
 // an earlier statement of this same transaction had changed the key.
-func (a *Applier) mismatchError(ctx context.Context, c *check, n int64) error {
-	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: a.committed}
+func (a *Applier) mismatchError(ctx context.Context, s *session, c *check, n int64) error {
+	_, from := a.where(s)
+	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: from}
 	keys := c.keyLiterals()
 	if e.Key == "" {
 		e.Key = "(every column)"

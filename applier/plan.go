@@ -31,6 +31,11 @@ type planConfig struct {
 	// writesets makes commit steps carry the writeset of their rows. Off, the planner spends
 	// nothing on them.
 	writesets bool
+	// parallel plans for an executor that runs batches on several sessions: each target
+	// transaction sets foreign_key_checks before its first rows that need it, whatever the
+	// session did before, and a transaction that continues in the next fetch is not sent until
+	// it commits or its statements reach maxBatch.
+	parallel bool
 }
 
 // planner turns events into steps: see the comment at the top of this file. The zero value is
@@ -195,6 +200,9 @@ func (p *planner) event(e *event.Event, t *table) error {
 		}
 	}
 	if len(p.cur.buf) >= p.cfg.maxBatch {
+		if p.cfg.parallel && !p.inTxn && p.txOpen && p.xid == "" {
+			return p.commit() // a batch for a worker, held until its commit
+		}
 		p.send()
 	}
 	return nil
@@ -211,10 +219,46 @@ func (p *planner) EndFetch() ([]step, error) {
 		return p.steps, err
 	}
 	if p.inTxn {
-		p.send()
+		// Workers run a batch whole at its commit: one source transaction continuing in the next
+		// fetch is held, unless it is already large enough to run alone on the main session.
+		if !p.cfg.parallel || len(p.cur.buf) >= cutBytes {
+			p.send()
+		}
 		return p.steps, nil
 	}
 	return p.steps, p.commit()
+}
+
+// Cut plans the commit of the open target transaction at a transaction boundary, before the
+// fetch ends: an executor with a free session runs what is planned so far while the rest of the
+// fetch is planned. Nothing when a source transaction is open.
+func (p *planner) Cut() ([]step, error) {
+	p.recycle()
+	if p.stopped || p.inTxn || !p.txOpen {
+		return nil, nil
+	}
+	return p.steps, p.commit()
+}
+
+// Pending reports the size of the open target transaction so far: source transactions and bytes
+// of statements planned.
+func (p *planner) Pending() (commits, bytes int) { return p.commits, len(p.cur.buf) }
+
+// detach keeps b, handed out in a step of the last call, from being reused by the next: an
+// executor still holds it. reuse gives it back.
+func (p *planner) detach(b *batch) {
+	for i, u := range p.used {
+		if u == b {
+			p.used = append(p.used[:i], p.used[i+1:]...)
+			return
+		}
+	}
+}
+
+// reuse takes back a batch that detach kept.
+func (p *planner) reuse(b *batch) {
+	b.reset()
+	p.spare = append(p.spare, b)
 }
 
 // SaveSkipped plans saving the position of skipped transactions in a transaction of its own.
@@ -246,6 +290,9 @@ func (p *planner) openTx() {
 	}
 	p.cur.add("", "BEGIN")
 	p.txOpen = true
+	if p.cfg.parallel {
+		p.fkUnknown = true // the session that runs it may have run any other batch before
+	}
 	p.emit(step{kind: stepBegin})
 }
 
@@ -253,6 +300,11 @@ func (p *planner) openTx() {
 func (p *planner) send() {
 	if p.cur.n == 0 {
 		return
+	}
+	if p.cfg.parallel && !p.ws.barrier {
+		// Sent before its commit, the batch runs on the main session, alone: its writeset would
+		// only grow with the transaction.
+		p.ws = writeset{barrier: true}
 	}
 	p.emit(step{kind: stepSend, xid: p.session(), stmts: p.take()})
 }
@@ -338,6 +390,9 @@ func (p *planner) ddl(e *event.Event) error {
 	case OnDDLExec, OnDDLExecIgnore:
 		// Run in the target database, with the names that qualify the source database pointed at
 		// the target database too, after the executor's mark (slot 0).
+		if p.cfg.parallel {
+			p.fkUnknown = true // the planned state followed batches that workers ran
+		}
 		p.foreignKeys(true) // a DDL's references need not exist yet, nor its rows match them
 		p.cur.add("", "USE "+sqlq.Ident(p.cfg.targetDB))
 		p.cur.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(p.cfg.targetDB)))

@@ -37,7 +37,7 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 		return fmt.Errorf("rows event for %s.%s without its table definition", e.Table.Schema, e.Table.Name)
 	}
 	p.rows += len(e.Rows)
-	if p.cfg.writesets {
+	if p.cfg.writesets && !p.ws.barrier {
 		p.ws.addRows(t, e.Rows)
 	}
 	if t.foldable {

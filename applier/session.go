@@ -7,21 +7,51 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
+
+// session is one target session of the applier: the main one, an XA transaction's, or a
+// worker's (--apply-workers).
+type session struct {
+	conn *sql.Conn
+	id   int64
+	// tr is where the round trip in flight is shown to the stall watchdog: the main and XA
+	// sessions share the applier's, each worker has its own.
+	tr *tracker
+	// w is the worker that owns the session; nil for the main and XA sessions.
+	w *worker
+}
+
+// tracker holds the round trip in flight on a session, for the stall watchdog: its shape (kind
+// and table, never values) and when it was sent. O(1) to read from any goroutine.
+type tracker struct {
+	statement atomic.Pointer[string]
+	since     atomic.Int64 // unix nanos; 0 when none is in flight
+}
+
+func (t *tracker) start(shape string, now time.Time) {
+	t.statement.Store(&shape)
+	t.since.Store(now.UnixNano())
+}
+
+func (t *tracker) stop() {
+	t.since.Store(0)
+	t.statement.Store(nil)
+}
 
 func (a *Applier) connect(ctx context.Context) error {
 	conn, id, maxPacket, err := a.openSession(ctx)
 	if err != nil {
 		return err
 	}
-	a.conn, a.connID = conn, id
+	a.main = &session{conn: conn, id: id, tr: &a.inline}
 	a.maxPacket = maxPacket - packetOverhead
 	if err := a.recordSessions(ctx); err != nil {
 		conn.Close()
-		a.conn = nil
+		a.main = nil
 		return err
 	}
 	return nil
@@ -66,14 +96,15 @@ func (a *Applier) kill(id int64) {
 // running, with its locks held.
 func (a *Applier) release(cause error) {
 	a.releaseXA()
-	if a.conn == nil {
+	a.releaseWorkers(cause)
+	if a.main == nil {
 		return
 	}
 	if cause != nil && (a.txOpen || !errors.Is(cause, ErrStopPosition)) {
-		a.kill(a.connID)
-		a.conn.Raw(func(any) error { return driver.ErrBadConn })
+		a.kill(a.main.id)
+		a.main.conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
-	a.conn.Close()
-	a.conn = nil
+	a.main.conn.Close()
+	a.main = nil
 	a.txOpen = false
 }

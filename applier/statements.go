@@ -364,3 +364,27 @@ func requalify(q string, refs [][2]int, db string) string {
 	}
 	return string(append(out, q[last:]...))
 }
+
+// size is the bytes of SQL b holds.
+func (b *batch) size() int { return len(b.buf) }
+
+// truncate keeps the first n statements of b (and their checks): it takes back what a caller
+// added after them.
+func (b *batch) truncate(n int) {
+	if n >= b.n {
+		return
+	}
+	end := 0
+	if n > 0 {
+		end = b.starts[n] - 1 // the ';' before statement n
+	}
+	b.buf = b.buf[:end]
+	b.starts = b.starts[:n]
+	b.n = n
+	k := len(b.checks)
+	for k > 0 && b.checks[k-1].stmt >= n {
+		k--
+	}
+	clear(b.checks[k:])
+	b.checks = b.checks[:k]
+}

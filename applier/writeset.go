@@ -157,3 +157,35 @@ func (w *writeset) overlaps(o *writeset) bool {
 	}
 	return false
 }
+
+// overlapsIndexed is overlaps through o's and w's index of their keys: O(len of the smaller)
+// map lookups, plus a scan of the larger for each whole-key entry of the smaller.
+func (w *writeset) overlapsIndexed(o *writeset) bool {
+	if w.barrier || o.barrier {
+		return true
+	}
+	small, big := w, o
+	if len(small.keys) > len(big.keys) {
+		small, big = big, small
+	}
+	for _, k := range small.keys {
+		if k.wholeTable() || k.wholeIndex() {
+			for _, b := range big.keys {
+				if k.overlaps(b) {
+					return true
+				}
+			}
+			continue
+		}
+		if _, ok := big.seen[k]; ok {
+			return true
+		}
+		if _, ok := big.seen[wkey{table: k.table}]; ok {
+			return true
+		}
+		if _, ok := big.seen[wkey{table: k.table, index: k.index}]; ok {
+			return true
+		}
+	}
+	return false
+}

@@ -2,7 +2,6 @@ package applier
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
 	"errors"
@@ -53,7 +52,7 @@ func (a *Applier) xaListed(ctx context.Context, xid string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	rows, err := a.conn.QueryContext(ctx, "XA RECOVER")
+	rows, err := a.main.conn.QueryContext(ctx, "XA RECOVER")
 	if err != nil {
 		return false, err
 	}
@@ -108,20 +107,14 @@ const (
 	errXARB    = 1402 // XA_RBROLLBACK: the branch was rolled back (one that changed nothing)
 )
 
-// xaSession is the target session of one XA transaction.
-type xaSession struct {
-	conn *sql.Conn
-	id   int64
-}
-
 // session is where a step runs: the session of the XA transaction xid, else the main one.
-func (a *Applier) session(xid string) *sql.Conn {
+func (a *Applier) session(xid string) *session {
 	if xid != "" {
 		if s, ok := a.xaSessions[xid]; ok {
-			return s.conn
+			return s
 		}
 	}
-	return a.conn
+	return a.main
 }
 
 // releaseXA ends the XA sessions of the attempt: killed, so that a prepared transaction is
@@ -147,13 +140,14 @@ func (a *Applier) xaStart(ctx context.Context, s *step) error {
 		return err
 	}
 	if a.xaSessions == nil {
-		a.xaSessions = map[string]xaSession{}
+		a.xaSessions = map[string]*session{}
 	}
-	a.xaSessions[xid] = xaSession{conn: conn, id: id}
+	xs := &session{conn: conn, id: id, tr: &a.inline}
+	a.xaSessions[xid] = xs
 	if err := a.recordSessions(ctx); err != nil {
 		return err
 	}
-	err = a.flush(ctx, conn, s.stmts)
+	err = a.flush(ctx, xs, s.stmts)
 	var me *mysql.MySQLError
 	switch {
 	case err == nil:
@@ -237,7 +231,7 @@ func (a *Applier) xaEnd(ctx context.Context, s *step) error {
 	if xs, ok := a.xaSessions[e.XID]; ok {
 		// Prepared by this attempt: its own session ends it.
 		a.b.add("", mark)
-		if err = a.flush(ctx, a.conn, &a.b); err != nil {
+		if err = a.flush(ctx, a.main, &a.b); err != nil {
 			return err
 		}
 		_, err = xs.conn.ExecContext(ctx, stmt)
@@ -247,7 +241,7 @@ func (a *Applier) xaEnd(ctx context.Context, s *step) error {
 		}
 	} else {
 		s.stmts.insert(0, mark)
-		err = a.flush(ctx, a.conn, s.stmts)
+		err = a.flush(ctx, a.main, s.stmts)
 		for i := 0; i < xaDetachPolls && isXANota(err); i++ {
 			// The session of an earlier attempt (or process) that prepared it may not have been
 			// detached from it yet: the server ends a killed or lost session asynchronously,
@@ -258,7 +252,7 @@ func (a *Applier) xaEnd(ctx context.Context, s *step) error {
 				return ctx.Err()
 			case <-time.After(xaDetachPoll):
 			}
-			_, err = a.conn.ExecContext(ctx, stmt)
+			_, err = a.main.conn.ExecContext(ctx, stmt)
 		}
 	}
 	var me *mysql.MySQLError

@@ -1,0 +1,591 @@
+package applier
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// Parallel apply (Config.Workers > 1, --apply-workers). The Run goroutine plans as the serial
+// executor does and becomes a dispatcher: each batch that commits by itself (a plain target
+// transaction, held until its commit) is a job, run by one of the workers, each on a target
+// session of its own. Everything else (XA, DDL, a stop, the record's state, a source transaction
+// too large to hold until its commit) is a barrier: the dispatcher waits until every job
+// dispatched has committed, then runs it on the main session as the serial executor does.
+//
+// Order. A job whose writeset overlaps an earlier job's that has not committed does not start
+// before that one committed: the dispatcher holds it while it is small (the next fetch can still
+// grow it), and otherwise its worker waits. Every job commits after the one before it did, its
+// position written in its own transaction just before its COMMIT, so that the record's pos is
+// always the end of a prefix of the source's history: after a crash, the jobs past the last one
+// committed roll back with their sessions and run again from the record.
+//
+// Conflicts the writesets cannot see (gap and next-key locks, foreign keys and their cascades,
+// triggers) must not deadlock: a job that waits for a lock a later job holds, while that one
+// waits for its turn to commit, would wait until the lock wait timeout, since the server sees no
+// cycle. The lock watcher looks, while the oldest job's round trip has been in flight for
+// lockCheckAfter, at the target's lock waits; a later job that holds what the oldest one waits
+// for is rolled back (its statement killed when one runs) and runs again once the jobs before it
+// committed. A later job the server picks as a deadlock's victim, or whose lock wait times out, is
+// run again the same way, and so is a later job that fails in any other way the target reports (a
+// foreign key's parent that an earlier job inserts, say): only what fails in the oldest job is
+// the batch's own. Each time is counted in Stats.Retries.
+
+const (
+	// lockCheckAfter is how long the oldest job's round trip runs before the lock watcher asks
+	// the target what it waits for; lockCheckEvery how often it looks. The server refreshes the
+	// tables it reads at most every 0.1 s, and only when they were not read in the last 0.1 s.
+	lockCheckAfter = 100 * time.Millisecond
+	lockCheckEvery = 150 * time.Millisecond
+	// cutTxns and cutBytes are when a batch is worth a worker of its own: the dispatcher cuts one
+	// at the next transaction boundary that reaches either while a worker is free.
+	cutTxns  = 64
+	cutBytes = 128 << 10
+	// maxHeadRetries bounds how often the oldest job, a deadlock's victim, runs again at once
+	// before its error ends the attempt.
+	maxHeadRetries = 10
+)
+
+// errAborted is how a job learns that the lock watcher rolled it back.
+var errAborted = errors.New("rolled back: an earlier batch waits for one of its locks")
+
+// Job states, read by the lock watcher.
+const (
+	jobRunning    int32 = iota + 1 // a round trip in flight
+	jobHolding                     // statements sent, waiting for its turn to commit
+	jobCommitting                  // its turn: the position and COMMIT in flight
+)
+
+// job is one batch run by a worker.
+type job struct {
+	seq   int64
+	check *batch // strict mode's checked statements, sent first; may be nil
+	stmts *batch
+	end   saved
+	ws    *writeset
+	gtid  string // its last source transaction, for messages
+	from  string // the position it starts from, for messages
+	first int64  // source commit time (unix s) of its first transaction; 0 when unknown
+	// dep is the latest earlier job whose writeset overlaps this one's: it starts after dep
+	// committed. prev is the job before it: it commits after prev did. Either may be nil.
+	dep, prev *job
+	done      chan struct{} // closed once committed
+	abort     chan struct{} // capacity 1: roll back and run again after prev
+	state     atomic.Int32
+	worker    atomic.Pointer[worker]
+}
+
+// worker runs jobs on its own target session, one at a time, for the attempt's life.
+type worker struct {
+	n        int // 1-based, for messages
+	s        *session
+	jobs     chan *job // capacity 1: the dispatcher hands a job only to a free worker
+	txnSince atomic.Int64
+	job      atomic.Pointer[job] // the job it runs, for messages
+	killed   atomic.Bool         // the lock watcher killed the statement running on its session
+	txOpen   bool                // owned by the worker's goroutine; read after it ended
+	tail     batch               // the position and COMMIT of a job that waited for its turn
+}
+
+// parallel is the dispatcher's and the workers' shared state.
+type parallel struct {
+	n    int // workers; 0 when apply is serial
+	list atomic.Pointer[[]*worker]
+	free chan *worker
+
+	mu       sync.Mutex
+	inflight []*job   // dispatched and not committed, in source order
+	lastPos  string   // where the last job dispatched (or inline batch committed) ends
+	done     []*batch // statements of committed jobs, for the planner to reuse
+	// pendingFirst is the source commit time of the first transaction planned and not yet
+	// dispatched; set and cleared by the dispatcher, read by committing workers, under mu.
+	pendingFirst int64
+	seq          int64
+
+	// Owned by the dispatcher.
+	inlineTx  bool         // a batch runs on the main session: it was sent before its commit
+	commits   int64        // jobs committed when the dispatcher last found the pending batch overlapping
+	committed atomic.Int64 // jobs committed
+}
+
+func (p *parallel) on() bool { return p.n > 1 }
+
+// reset readies p for an attempt with n workers.
+func (p *parallel) reset(n int) {
+	p.n = 0
+	if n > 1 {
+		p.n = n
+	}
+	p.list.Store(nil)
+	p.free = nil
+	p.inflight, p.done, p.lastPos, p.pendingFirst, p.seq = nil, nil, "", 0, 0
+	p.inlineTx, p.commits = false, -1
+	p.committed.Store(0)
+}
+
+// busy reports whether a dispatched job has not committed yet.
+func (p *parallel) busy() bool {
+	if !p.on() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.inflight) > 0
+}
+
+// workers returns the attempt's workers; nil when apply is serial. Safe from any goroutine.
+func (a *Applier) workers() []*worker {
+	if l := a.par.list.Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+// where returns, for a message about a round trip on s, the source transaction it applies and the
+// position its target transaction starts from.
+func (a *Applier) where(s *session) (gtid, from string) {
+	if s != nil && s.w != nil {
+		if j := s.w.job.Load(); j != nil {
+			return j.gtid, j.from
+		}
+	}
+	return a.plan.gtid, a.committed
+}
+
+// runParallel runs the loop with cfg.Workers workers and the lock watcher.
+func (a *Applier) runParallel(ctx context.Context, relay Fetcher) error {
+	p := &a.par
+	ws := make([]*worker, 0, a.cfg.Workers)
+	p.free = make(chan *worker, a.cfg.Workers)
+	for i := range a.cfg.Workers {
+		conn, id, _, err := a.openSession(ctx)
+		if err != nil {
+			for _, w := range ws {
+				w.s.conn.Close()
+			}
+			return err
+		}
+		w := &worker{n: i + 1, jobs: make(chan *job, 1)}
+		w.s = &session{conn: conn, id: id, tr: &tracker{}, w: w}
+		ws = append(ws, w)
+		p.free <- w
+	}
+	p.list.Store(&ws)
+	p.lastPos = a.committed
+	if err := a.recordSessions(ctx); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(wctx)
+	for _, w := range ws {
+		g.Go(func() error { return a.work(gctx, w) })
+	}
+	g.Go(func() error { return a.watchLocks(gctx) })
+	err := a.loop(gctx, relay)
+	cancel()
+	if werr := g.Wait(); werr != nil && !errors.Is(werr, context.Canceled) && ctx.Err() == nil {
+		err = werr // a worker's error ended the loop
+	}
+	return err
+}
+
+// releaseWorkers ends the workers' sessions, killed first when one may hold a transaction.
+func (a *Applier) releaseWorkers(cause error) {
+	for _, w := range a.workers() {
+		if cause != nil && w.txOpen {
+			a.kill(w.s.id)
+			w.s.conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		w.s.conn.Close()
+	}
+	a.par.list.Store(nil)
+	a.par.inflight, a.par.done = nil, nil
+	a.par.inlineTx = false
+}
+
+// runDispatched runs planned steps with workers: a commit of a batch held until its commit is
+// dispatched; every other step waits until the jobs dispatched have committed and runs on the
+// main session.
+func (a *Applier) runDispatched(ctx context.Context, steps []step) error {
+	p := &a.par
+	for i := range steps {
+		s := &steps[i]
+		switch {
+		case s.kind == stepBegin:
+			// The batch's BEGIN goes with its first statements, wherever they run.
+		case s.kind == stepCommit && s.xid == "" && !p.inlineTx:
+			if err := a.dispatch(ctx, s); err != nil {
+				return err
+			}
+		default:
+			if err := a.drain(ctx); err != nil {
+				return err
+			}
+			if s.kind == stepSend && s.xid == "" && !p.inlineTx {
+				p.inlineTx = true
+				a.txOpen = true
+				a.txnSince.Store(a.cfg.Now().UnixNano())
+			}
+			if s.kind == stepCommit && s.xid == "" {
+				p.inlineTx = false
+			}
+			if err := a.runStep(ctx, s); err != nil {
+				return err
+			}
+			p.mu.Lock()
+			p.lastPos = a.committed
+			if !a.plan.txOpen {
+				p.pendingFirst = 0
+			}
+			p.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// begun notes the source commit time of a transaction the dispatcher planned, for lag.
+func (a *Applier) begun(ts int64) {
+	p := &a.par
+	if p.pendingFirst != 0 {
+		return
+	}
+	p.mu.Lock()
+	p.pendingFirst = ts
+	if a.oldestPending.Load() == 0 {
+		a.oldestPending.Store(ts)
+	}
+	p.mu.Unlock()
+}
+
+// maybeCut dispatches the batch planned so far at a transaction boundary when it is large enough
+// and a worker is free to run it now: the rest of the fetch is planned meanwhile.
+func (a *Applier) maybeCut(ctx context.Context) error {
+	p := &a.par
+	if p.inlineTx || a.plan.inTxn || !a.plan.txOpen || len(p.free) == 0 {
+		return nil
+	}
+	if commits, bytes := a.plan.Pending(); commits < cutTxns && bytes < cutBytes {
+		return nil
+	}
+	if n := p.committed.Load(); n == p.commits {
+		return nil // found overlapping, and nothing committed since
+	}
+	if a.overlapping(&a.plan.ws) != nil {
+		p.commits = p.committed.Load()
+		return nil
+	}
+	steps, err := a.plan.Cut()
+	if rerr := a.run(ctx, steps); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+// overlapping returns the latest job in flight whose writeset overlaps ws, or nil.
+func (a *Applier) overlapping(ws *writeset) *job {
+	p := &a.par
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.inflight) - 1; i >= 0; i-- {
+		if j := p.inflight[i]; j.ws == nil || ws == nil || j.ws.overlapsIndexed(ws) {
+			return j
+		}
+	}
+	return nil
+}
+
+// dispatch hands the batch that step s commits to a free worker. A small batch that overlaps a
+// job in flight waits here until that job committed, so that the transactions arriving meanwhile
+// join the next batch rather than many small ones queued behind each other.
+func (a *Applier) dispatch(ctx context.Context, s *step) error {
+	p := &a.par
+	if commits, bytes := s.end.commits, s.stmts.size(); commits < cutTxns && bytes < cutBytes {
+		if dep := a.overlapping(s.ws); dep != nil {
+			select {
+			case <-dep.done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	var w *worker
+	select {
+	case w = <-p.free:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	j := &job{check: s.check, stmts: s.stmts, end: s.end, ws: s.ws, gtid: a.plan.gtid,
+		done: make(chan struct{}), abort: make(chan struct{}, 1)}
+	if j.check != nil {
+		a.plan.detach(j.check)
+	}
+	a.plan.detach(j.stmts)
+	dep := a.overlapping(j.ws)
+	p.mu.Lock()
+	p.seq++
+	j.seq, j.dep, j.from, j.first = p.seq, dep, p.lastPos, p.pendingFirst
+	if n := len(p.inflight); n > 0 {
+		j.prev = p.inflight[n-1]
+	}
+	p.inflight = append(p.inflight, j)
+	p.lastPos, p.pendingFirst = j.end.pos, 0
+	reuse := p.done
+	p.done = nil
+	p.mu.Unlock()
+	for _, b := range reuse {
+		a.plan.reuse(b)
+	}
+	a.lastSave = a.cfg.Now()
+	w.jobs <- j // the worker is free: it never blocks
+	return nil
+}
+
+// Settle waits until every batch planned from the events fetched so far has committed, or ctx
+// ends: with workers, the jobs in flight. It must be called from the goroutine that runs Fetch
+// for Run (a gate in front of the relay log, which holds the stream at a position).
+func (a *Applier) Settle(ctx context.Context) error {
+	if !a.par.on() {
+		return nil
+	}
+	return a.drain(ctx)
+}
+
+// drain waits until every job dispatched has committed.
+func (a *Applier) drain(ctx context.Context) error {
+	p := &a.par
+	p.mu.Lock()
+	var last *job
+	if n := len(p.inflight); n > 0 {
+		last = p.inflight[n-1]
+	}
+	p.mu.Unlock()
+	if last != nil {
+		select {
+		case <-last.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// work runs the jobs handed to w until ctx ends or one fails.
+func (a *Applier) work(ctx context.Context, w *worker) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case j := <-w.jobs:
+			w.job.Store(j)
+			j.worker.Store(w)
+			if err := a.runJob(ctx, w, j); err != nil {
+				return err
+			}
+			w.job.Store(nil)
+			a.par.free <- w
+		}
+	}
+}
+
+// runJob runs j on w until it committed, again after a retryable failure.
+func (a *Applier) runJob(ctx context.Context, w *worker, j *job) error {
+	if j.dep != nil {
+		if err := waitFor(ctx, j.dep.done); err != nil {
+			return err
+		}
+	}
+	for tries := 0; ; tries++ {
+		err := a.tryJob(ctx, w, j)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		head := j.prev == nil || closed(j.prev.done)
+		if !a.retryable(w, err, head) || (head && tries >= maxHeadRetries) {
+			return err
+		}
+		a.stats.Retries.Add(1)
+		a.cfg.Logger.Debug("batch rolled back, to run again after the batches before it", "worker", w.n, "gtid", j.gtid, "reason", err)
+		if err := a.rollback(ctx, w); err != nil {
+			return err
+		}
+		if j.prev != nil {
+			if err := waitFor(ctx, j.prev.done); err != nil {
+				return err
+			}
+		}
+		w.killed.Store(false)
+		select {
+		case <-j.abort:
+		default:
+		}
+	}
+}
+
+// retryable reports whether a job that failed with err on w can roll back and run again after
+// the jobs before it. A job that is not the oldest (head false) ran ahead of batches that have
+// not committed, so whatever the target refused may be their doing: a row or parent key they
+// write, a lock they hold. As MariaDB's optimistic parallel replica does, it runs again once
+// they committed, and only an error it meets as the oldest is the batch's own. The oldest job
+// runs again only when the server chose it as a deadlock's victim or the lock watcher killed
+// its statement (when it was not the oldest yet).
+func (a *Applier) retryable(w *worker, err error, head bool) bool {
+	if errors.Is(err, errAborted) {
+		return true
+	}
+	var fe *workflow.FenceError
+	if errors.As(err, &fe) {
+		return false
+	}
+	if !head {
+		var me *mysql.MySQLError
+		var mm *MismatchError
+		return errors.As(err, &me) || errors.As(err, &mm)
+	}
+	var le *lockError
+	if !errors.As(err, &le) {
+		return false
+	}
+	switch le.number() {
+	case errDeadlock:
+		return true
+	case errInterrupted:
+		return w.killed.Load()
+	}
+	return false
+}
+
+// tryJob runs j once: its statements, then, in its turn, its position and COMMIT. The oldest job
+// sends them all in one round trip.
+func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
+	w.txOpen = true
+	w.txnSince.Store(a.cfg.Now().UnixNano())
+	j.state.Store(jobRunning)
+	if j.check != nil {
+		if err := a.sendAll(ctx, w.s, j.check); err != nil {
+			return err
+		}
+	}
+	if (j.prev == nil || closed(j.prev.done)) && a.cfg.BeforeCommit == nil {
+		j.state.Store(jobCommitting)
+		n := j.stmts.n
+		j.stmts.add("", a.positionSQL(j.end, a.cfg.Now()))
+		j.stmts.add("", "COMMIT")
+		err := a.sendAll(ctx, w.s, j.stmts)
+		j.stmts.truncate(n)
+		if err != nil {
+			return err
+		}
+	} else {
+		if err := a.sendAll(ctx, w.s, j.stmts); err != nil {
+			return err
+		}
+		j.state.Store(jobHolding)
+		if j.prev != nil {
+			select {
+			case <-j.prev.done:
+			case <-j.abort:
+				return errAborted
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		j.state.Store(jobCommitting)
+		w.tail.reset()
+		w.tail.add("", a.positionSQL(j.end, a.cfg.Now()))
+		if a.cfg.BeforeCommit != nil {
+			if err := a.flush(ctx, w.s, &w.tail); err != nil {
+				return err
+			}
+			if err := a.cfg.BeforeCommit(); err != nil {
+				return fmt.Errorf("before commit: %w", err)
+			}
+		}
+		w.tail.add("", "COMMIT")
+		if err := a.flush(ctx, w.s, &w.tail); err != nil {
+			return err
+		}
+	}
+	w.txOpen = false
+	w.txnSince.Store(0)
+	a.committedJob(j)
+	return nil
+}
+
+// rollback ends w's open transaction.
+func (a *Applier) rollback(ctx context.Context, w *worker) error {
+	if _, err := w.s.conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		return fmt.Errorf("roll back a batch to run it again: %w", err)
+	}
+	w.txOpen = false
+	w.txnSince.Store(0)
+	return nil
+}
+
+// committedJob does the bookkeeping of j, committed: in source order, since each job commits
+// after the one before it.
+func (a *Applier) committedJob(j *job) {
+	p := &a.par
+	p.mu.Lock()
+	if len(p.inflight) > 0 && p.inflight[0] == j {
+		copy(p.inflight, p.inflight[1:])
+		p.inflight[len(p.inflight)-1] = nil
+		p.inflight = p.inflight[:len(p.inflight)-1]
+	}
+	a.committed = j.end.pos
+	if j.check != nil {
+		p.done = append(p.done, j.check)
+	}
+	p.done = append(p.done, j.stmts)
+	// Lag counts from the oldest transaction not committed: the next job's first, else the
+	// first one planned and not dispatched.
+	next := p.pendingFirst
+	if len(p.inflight) > 0 && p.inflight[0].first != 0 {
+		next = p.inflight[0].first
+	}
+	a.stats.Saves.Add(1)
+	if s := j.end; s.commits > 0 {
+		a.stats.Commits.Add(1)
+		a.stats.Transactions.Add(int64(s.commits))
+		a.stats.LastCommitted.Store(s.txTime)
+		a.stats.observePerCommit(s.commits)
+	}
+	a.stats.Rows.Add(int64(j.end.rows))
+	a.progressed()
+	a.oldestPending.Store(next)
+	p.mu.Unlock()
+	p.committed.Add(1)
+	close(j.done)
+}
+
+// waitFor waits until c is closed or ctx ends.
+func waitFor(ctx context.Context, c <-chan struct{}) error {
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// closed reports whether c is closed.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
