@@ -169,6 +169,9 @@ type Snapshot struct {
 	// SkippedExecuted counts, over all attempts, transactions the source sent although the
 	// position the attempt started from contained them: dropped, never applied twice.
 	SkippedExecuted int64
+	// ApplyRetries counts, over all attempts, batches a worker rolled back and ran again after
+	// the batches before it (--apply-workers above 1).
+	ApplyRetries int64
 	// RelayBlocked is the total time the reader waited on a full relay log.
 	RelayBlocked time.Duration
 	// RelayItems and RelayBytes are the relay log's fill; the Max fields its bounds.
@@ -224,6 +227,7 @@ func (c *Collector) Snapshot() Snapshot {
 	s.HeartbeatsReceived, s.HeartbeatsRecorded = total.heartbeatsReceived, total.heartbeatsRecorded
 	s.RelayBlocked = c.blockedMax
 	s.SkippedExecuted = total.skippedExecuted
+	s.ApplyRetries = total.applyRetries
 	s.CopyRows, s.CopyTime = total.copyRows, total.copyTime
 	s.Lag = applier.LagAt(now, lagSince)
 	s.Healthy, s.Reason = c.healthLocked(total.saves + total.heartbeatsRecorded)

@@ -25,6 +25,7 @@ const (
 	NameHeartbeatsRecorded    = "vplayer_heartbeats_recorded_total"
 	NameHeartbeatsPending     = "vplayer_heartbeats_pending"
 	NameSkippedExecuted       = "vplayer_skipped_executed_total"
+	NameApplyRetries          = "vplayer_apply_retries_total"
 	NameErrors                = "vplayer_errors_total"
 	NameState                 = "vplayer_state"
 	NameAttempts              = "vplayer_attempts_total"
@@ -42,7 +43,7 @@ type descs struct {
 	relayBlocked, stalls                                      *prometheus.Desc
 	heartbeatsReceived, heartbeatsRecorded, heartbeatsPending *prometheus.Desc
 	errs, state, attempts, healthy                            *prometheus.Desc
-	skippedExecuted                                           *prometheus.Desc
+	skippedExecuted, applyRetries                             *prometheus.Desc
 	mismatches                                                *prometheus.Desc
 	copyRows, copyRemaining, copyTime                         *prometheus.Desc
 }
@@ -74,6 +75,8 @@ func newDescs(workflow string) descs {
 		attempts:           d(NameAttempts, "Stream attempts started: the first, and one per retry after an error."),
 		skippedExecuted: d(NameSkippedExecuted, "Transactions the source sent whose GTID the stream's start position already contained: "+
 			"dropped by the reader, never applied twice."),
+		applyRetries: d(NameApplyRetries, "Batches a worker rolled back and ran again after the batches before it (--apply-workers above 1): "+
+			"held up by a lock of a later batch that the writesets could not see, or a deadlock's victim."),
 		healthy: d(NameHealthy, "1 while /healthz answers 200: running and progressing since the last error; else 0."),
 		mismatches: d(NameRowMismatches, "Row changes that did not match the target, written through by --exec-mode idempotent, by target table "+
 			"and kind: update_missing, delete_missing, insert_exists.", "table", "kind"),
@@ -91,7 +94,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.relayBytes, d.relayItems, d.relayMaxBytes, d.relayMaxItems,
 		d.relayBlocked, d.stalls,
 		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
-		d.errs, d.state, d.attempts, d.healthy, d.mismatches, d.skippedExecuted,
+		d.errs, d.state, d.attempts, d.healthy, d.mismatches, d.skippedExecuted, d.applyRetries,
 		d.copyRows, d.copyRemaining, d.copyTime,
 	} {
 		ch <- x
@@ -134,6 +137,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(d.heartbeatsRecorded, float64(s.HeartbeatsRecorded))
 	gauge(d.heartbeatsPending, float64(s.HeartbeatsPending))
 	counter(d.skippedExecuted, float64(s.SkippedExecuted))
+	counter(d.applyRetries, float64(s.ApplyRetries))
 	counter(d.copyRows, float64(s.CopyRows))
 	gauge(d.copyRemaining, float64(s.CopyTablesRemaining))
 	counter(d.copyTime, s.CopyTime.Seconds())

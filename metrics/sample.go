@@ -20,6 +20,8 @@ type sample struct {
 	heartbeatsPending                      int64
 	// skippedExecuted counts transactions the source sent again and the reader dropped.
 	skippedExecuted int64
+	// applyRetries counts batches a worker rolled back and ran again.
+	applyRetries int64
 
 	// blocked is the reader's total time blocked on a full relay log, the current wait included.
 	blocked                time.Duration
@@ -51,6 +53,7 @@ func (s *sample) addCounters(o sample) {
 	s.heartbeatsRecorded += o.heartbeatsRecorded
 	s.blocked += o.blocked
 	s.skippedExecuted += o.skippedExecuted
+	s.applyRetries += o.applyRetries
 	s.copyRows += o.copyRows
 	s.copyTime += o.copyTime
 	if len(o.mismatches) > 0 {
@@ -89,6 +92,7 @@ func (p attemptPipeline) sample(now time.Time) sample {
 		s.heartbeatsReceived = st.Heartbeats.Load()
 		s.lagSince, s.lagKnown = app.LagSince()
 		s.mismatches = st.Mismatches()
+		s.applyRetries = st.Retries.Load()
 	}
 	if hb := p.a.Heartbeat; hb != nil {
 		s.heartbeatsRecorded = hb.Recorded()

@@ -60,7 +60,10 @@ type Config struct {
 	// second time for each replicated row; without it a trigger is a preflight failure and,
 	// found at an attempt's start, a terminal error.
 	AllowTargetTriggers bool
-	ServerID            uint32
+	// ApplyWorkers is --apply-workers: target sessions that apply batches with disjoint
+	// writesets at once, committing in source order (applier.Config.Workers).
+	ApplyWorkers int
+	ServerID     uint32
 	// CopyChunkRows and CopyChunkBytes bound one chunk of the copy phase (rows, and bytes of its
 	// INSERTs); 0 takes copier's defaults.
 	CopyChunkRows, CopyChunkBytes int
@@ -103,6 +106,7 @@ func DefaultConfig() Config {
 		RetryDelay:            5 * time.Second,
 		OnDDL:                 applier.OnDDLIgnore,
 		ExecMode:              applier.ExecModeStrict,
+		ApplyWorkers:          applier.DefaultWorkers,
 		LeaseTTL:              DefaultLeaseTTL,
 		CopyChunkRows:         copier.DefaultChunkRows,
 		CopyChunkBytes:        copier.DefaultChunkBytes,
@@ -157,6 +161,9 @@ func (c Config) Validate() error {
 	case "", applier.OnDDLIgnore, applier.OnDDLStop, applier.OnDDLExec, applier.OnDDLExecIgnore:
 	default:
 		bad("--on-ddl is %q: want ignore, stop, exec or exec_ignore", c.OnDDL)
+	}
+	if c.ApplyWorkers < 0 || c.ApplyWorkers > applier.MaxWorkers {
+		bad("--apply-workers is %d: want 1 to %d", c.ApplyWorkers, applier.MaxWorkers)
 	}
 	switch c.ExecMode {
 	case "", applier.ExecModeStrict, applier.ExecModeIdempotent:

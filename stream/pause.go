@@ -64,9 +64,10 @@ func (p *pauseRequest) get() (active bool, at binlog.Position) {
 // every fetch over unchanged. With a pause in force it hands events over up to the pause point
 // only: the first transaction boundary (the end of a COMMIT, a skipped transaction or a DDL), or
 // the first boundary at or past the pause position. The rest waits in the gate until the pause
-// moves on or ends. A fetch that ends at a boundary is committed by the applier before it fetches
-// again, so once the gate is asked for more at the pause point, everything handed over is
-// committed: the gate is then paused, and Fetch waits without returning events.
+// moves on or ends. At the pause point the gate first waits, through settle, until the applier
+// committed everything handed over (the serial applier has, since it commits a fetch before it
+// fetches again; workers may still run batches): the gate is then paused, and Fetch waits without
+// returning events.
 type gate struct {
 	relay  applier.Fetcher
 	req    *pauseRequest
@@ -82,6 +83,9 @@ type gate struct {
 	// whileHeld, when set, is called each time a Fetch held at the pause point ends by its
 	// deadline: the applier's idle turn, in which it records a heartbeat when one is due.
 	whileHeld func()
+	// settle, when set, waits until the applier committed every event handed over
+	// (applier.Applier.Settle); it runs on the applier's goroutine, in Fetch.
+	settle func(context.Context) error
 
 	paused    atomic.Bool  // Fetch is waiting at the pause point
 	pausedPos atomic.Value // string: last, when paused
@@ -101,6 +105,11 @@ var _ applier.Fetcher = (*gate)(nil)
 func (g *gate) Fetch(ctx context.Context) ([]*event.Event, error) {
 	for {
 		if active, at := g.req.get(); active && !g.open && g.reached(at) {
+			if !g.paused.Load() && g.settle != nil {
+				if err := g.settle(ctx); err != nil {
+					return nil, err
+				}
+			}
 			if !g.paused.Swap(true) {
 				g.pausedPos.Store(g.last)
 				select {

@@ -213,6 +213,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		OnDDL:        s.cfg.OnDDL,
 		ExecMode:     execMode,
 		Copying:      cp != nil,
+		Workers:      s.cfg.ApplyWorkers,
 		StopAt:       stopAt,
 		Heartbeat:    hb,
 		Logger:       s.log,
@@ -221,6 +222,10 @@ func (s *Stream) attempt(ctx context.Context) error {
 		DDLRefused:   func(pos string) { s.refusedDDL = pos },
 		AfterDDL:     s.cfg.AfterDDL,
 	})
+	gate.settle = app.Settle
+	if cp != nil {
+		cp.gate.settle = app.Settle
+	}
 	at := &Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader}
 	if cp != nil {
 		at.Copier = cp.c

@@ -32,6 +32,7 @@ type runFlags struct {
 	relayMaxSize, relayMaxItems                  int
 	onDDL, metricsAddr, logFormat, sidecar       string
 	execMode                                     string
+	applyWorkers                                 int
 	allowTriggers                                bool
 	sourceTLS, targetTLS                         tlsFlags
 	serverID                                     uint32
@@ -62,6 +63,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.DurationVar(&f.maxRetryTime, "max-time-to-retry-on-error", 0, "give up (state Error, exit 1) when the same error persists this long (0: retry forever)")
 	fs.StringVar(&f.onDDL, "on-ddl", d.OnDDL, "what to do with DDL: ignore, stop, exec or exec_ignore")
 	fs.StringVar(&f.execMode, "exec-mode", d.ExecMode, "a row change whose row is absent on the target, or an insert of a key it has: strict (a terminal error naming the table, key, position and GTID) or idempotent (write the after image, skip the delete, count and log each)")
+	fs.IntVar(&f.applyWorkers, "apply-workers", d.ApplyWorkers, "target sessions applying batches with disjoint writesets (table and key values) at once; batches commit in source order, each with its position")
 	fs.BoolVar(&f.allowTriggers, "allow-target-triggers", false, "let replicated target tables keep their triggers, which then fire again for each replicated row (the binlog already carries their effects); without it a trigger fails preflight")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /debug/pprof/ on HOST:PORT, e.g. :9100; port 0 picks one (default: off)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -109,6 +111,7 @@ func (f *runFlags) settings() stream.Config {
 		OnDDL:                 f.onDDL,
 		ExecMode:              f.execMode,
 		AllowTargetTriggers:   f.allowTriggers,
+		ApplyWorkers:          f.applyWorkers,
 		ServerID:              f.serverID,
 		LeaseTTL:              f.leaseTTL,
 		CopyChunkRows:         f.copyChunkRows,
@@ -234,6 +237,7 @@ func (f *runFlags) optionsJSON(targetDB string, serverID uint32) string {
 		MaxTimeToRetryOnError: f.maxRetryTime.String(),
 		OnDDL:                 f.onDDL,
 		ExecMode:              f.execMode,
+		ApplyWorkers:          f.applyWorkers,
 		AllowTargetTriggers:   f.allowTriggers,
 		ServerID:              serverID,
 		SidecarDB:             f.sidecar,
