@@ -57,6 +57,21 @@ const (
 	MaxWorkers     = 64
 )
 
+// Record is the applier's side of the workflow record, every write fenced by the owner's lease
+// (workflow.Lease implements it): the SQL of the position, heartbeat and DDL-mark writes, which
+// the applier places in its own round trips, the fence check inside an XA transaction, the
+// state, and the sessions a process taking the workflow over must kill.
+type Record interface {
+	PositionSQL(pos string, now, txTime int64) string
+	HeartbeatSQL(now int64) string
+	DDLMarkSQL(pos string) string
+	FenceCheckSQL() string
+	SetState(ctx context.Context, state, message string) error
+	RecordSession(ctx context.Context, connIDs ...int64) error
+}
+
+var _ Record = (*workflow.Lease)(nil)
+
 // Fetcher is the relay log's consumer side.
 type Fetcher interface {
 	Fetch(ctx context.Context) ([]*event.Event, error)
@@ -66,12 +81,10 @@ type Fetcher interface {
 type Config struct {
 	// DB is the target pool; its DSN must allow multi statements.
 	DB *sql.DB
-	// Store is the workflow record store, ID the workflow's record id.
-	Store *workflow.Store
-	ID    int64
-	// Lease, when set, fences every position and heartbeat write with its epoch: a write on a
-	// record another process took over fails, and its batch with it, before COMMIT.
-	Lease *workflow.Lease
+	// Record is how the applier writes the workflow record (required): the ownership lease
+	// (*workflow.Lease), which fences every write with its epoch, so that a batch written by a
+	// process that lost the workflow fails before its COMMIT.
+	Record Record
 	// TargetDB is the database the replicated tables live in on the target.
 	TargetDB string
 	// OnDDL is one of the OnDDL policies; empty means ignore.
@@ -439,11 +452,7 @@ func (a *Applier) idle(ctx context.Context) error {
 	}
 	if hb := a.cfg.Heartbeat; hb != nil && hb.Due(now) {
 		return hb.Record(ctx, now, func(ctx context.Context) error {
-			q := a.cfg.Store.HeartbeatSQL(a.cfg.ID, now.Unix())
-			if a.cfg.Lease != nil {
-				q = a.cfg.Lease.HeartbeatSQL(now.Unix())
-			}
-			_, err := a.main.conn.ExecContext(ctx, q)
+			_, err := a.main.conn.ExecContext(ctx, a.cfg.Record.HeartbeatSQL(now.Unix()))
 			if workflow.IsFenceViolation(err) {
 				return &workflow.FenceError{Err: err}
 			}

@@ -175,18 +175,12 @@ func (a *Applier) committedBatch(s saved) {
 	}
 }
 
-// positionSQL is the statement that records s's position, fenced by the lease when there is one.
+// positionSQL is the statement that records s's position, fenced by the lease.
 func (a *Applier) positionSQL(s saved, now time.Time) string {
-	if a.cfg.Lease != nil {
-		return a.cfg.Lease.PositionSQL(s.pos, now.Unix(), s.txTime)
-	}
-	return a.cfg.Store.PositionSQL(a.cfg.ID, s.pos, now.Unix(), s.txTime)
+	return a.cfg.Record.PositionSQL(s.pos, now.Unix(), s.txTime)
 }
 
-// setState records a state change, fenced by the lease when there is one.
+// setState records a state change, fenced by the lease.
 func (a *Applier) setState(ctx context.Context, state, msg string) error {
-	if a.cfg.Lease != nil {
-		return a.cfg.Lease.SetState(ctx, state, msg)
-	}
-	return a.cfg.Store.SetState(ctx, a.cfg.ID, state, msg)
+	return a.cfg.Record.SetState(ctx, state, msg)
 }

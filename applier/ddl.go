@@ -67,12 +67,9 @@ func (a *Applier) ddl(ctx context.Context, s *step) error {
 }
 
 // ddlMarkSQL marks the DDL ending at pos as started, or clears the mark (pos ""), fenced by the
-// lease when there is one.
+// lease.
 func (a *Applier) ddlMarkSQL(pos string) string {
-	if a.cfg.Lease != nil {
-		return a.cfg.Lease.DDLMarkSQL(pos)
-	}
-	return a.cfg.Store.DDLMarkSQL(a.cfg.ID, pos, 0)
+	return a.cfg.Record.DDLMarkSQL(pos)
 }
 
 // alreadyApplied reports whether err is what a DDL fails with when it already ran: what it

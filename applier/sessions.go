@@ -7,9 +7,6 @@ import "context"
 // workflow over from this one kills them, so that a frozen or partitioned applier's locks go at
 // once (see workflow.Lease.RecordSession).
 func (a *Applier) recordSessions(ctx context.Context) error {
-	if a.cfg.Lease == nil {
-		return nil
-	}
 	ids := []int64{a.main.id}
 	for _, s := range a.xaSessions {
 		ids = append(ids, s.id)
@@ -17,5 +14,5 @@ func (a *Applier) recordSessions(ctx context.Context) error {
 	for _, w := range a.workers() {
 		ids = append(ids, w.s.id)
 	}
-	return a.cfg.Lease.RecordSession(ctx, ids...)
+	return a.cfg.Record.RecordSession(ctx, ids...)
 }

@@ -190,9 +190,7 @@ func (a *Applier) xaPrepare(ctx context.Context, s *step) error {
 			return err
 		}
 	}
-	if a.cfg.Lease != nil {
-		s.stmts.insert(s.slot, a.cfg.Lease.FenceCheckSQL())
-	}
+	s.stmts.insert(s.slot, a.cfg.Record.FenceCheckSQL())
 	if err := a.flush(ctx, conn, s.stmts); err != nil {
 		return err
 	}

@@ -206,9 +206,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	}
 	app := applier.New(applier.Config{
 		DB:           s.cfg.Target,
-		Store:        s.store,
-		ID:           s.id,
-		Lease:        s.lease,
+		Record:       s.lease,
 		TargetDB:     s.cfg.TargetDB,
 		OnDDL:        s.cfg.OnDDL,
 		ExecMode:     execMode,
