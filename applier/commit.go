@@ -5,8 +5,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -48,8 +48,13 @@ func (a *Applier) sendAll(ctx context.Context, s *session, b *batch) error {
 func (a *Applier) send(ctx context.Context, s *session, b *batch, first, last int) error {
 	shape := b.shape()
 	s.tr.start(shape, a.cfg.Now())
-	q := string(b.buf[b.starts[first]:b.end(last-1)])
-	q = strings.TrimSuffix(q, ";")
+	sql := b.buf[b.starts[first]:b.end(last-1)]
+	if n := len(sql); n > 0 && sql[n-1] == ';' {
+		sql = sql[:n-1]
+	}
+	// The driver copies the text into its packet before ExecContext returns, and b is not
+	// written meanwhile: no copy of the round trip's SQL (up to max_allowed_packet) is needed.
+	q := unsafe.String(unsafe.SliceData(sql), len(sql))
 	var affected []int64
 	err := s.conn.Raw(func(dc any) error {
 		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, nil)
