@@ -27,7 +27,7 @@ func translateAll(t *testing.T, tr *translator, evs []*replication.BinlogEvent) 
 	return out
 }
 
-func emptyMariaDB(t *testing.T) Position {
+func emptyMariaDB(t testing.TB) Position {
 	t.Helper()
 	set, err := mysql.ParseMariadbGTIDSet("")
 	if err != nil {
@@ -36,7 +36,7 @@ func emptyMariaDB(t *testing.T) Position {
 	return Position{Flavor: FlavorMariaDB, GTID: set}
 }
 
-func mustFilter(t *testing.T, db string, tables ...string) *Filter {
+func mustFilter(t testing.TB, db string, tables ...string) *Filter {
 	t.Helper()
 	f, err := NewFilter(db, tables)
 	if err != nil {
