@@ -1,12 +1,15 @@
 package binlog
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -122,41 +125,38 @@ func rawEvents(b testing.TB, c capture) [][]byte {
 // discard is a sink that keeps nothing and counts the row changes it is given.
 type discard struct{ rows int }
 
-func (d *discard) put(e *event.Event) {
+func (d *discard) Put(_ context.Context, e *event.Event) error {
 	if e.Type == event.Rows {
 		d.rows += len(e.Rows)
 	}
+	return nil
 }
 
 // decodeStream parses raw events with a parser set up as the reader's syncer sets up its own,
-// and translates them into sink, as Run does with what the syncer sends.
+// and hands them to the reader's handler, which translates them into sink.
 func decodeStream(tb testing.TB, raw [][]byte, start Position, f *Filter, sink *discard) {
 	p := replication.NewBinlogParser()
 	p.SetUseDecimal(true)
 	p.SetUseFloatWithTrailingZero(true)
 	p.SetParseTime(false)
 	p.SetFlavor("mariadb")
-	t := newTranslator(start, f)
+	ctx := context.Background()
+	logger := slog.New(slog.DiscardHandler)
+	h := &handler{ctx: ctx, rctx: ctx, start: start, t: newTranslator(start, f), w: newPaceWatch(time.Second, logger), sink: sink, logger: logger}
 	for _, data := range raw {
 		ev, err := p.Parse(data)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if ev, err = ownGTIDEvent(ev); err != nil {
+		if err := h.HandleEvent(ev); err != nil {
 			tb.Fatal(err)
-		}
-		out, err := t.translate(ev)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, e := range out {
-			sink.put(e)
 		}
 	}
 }
 
 // BenchmarkDecode decodes the oltp capture, the shape of vplayer bench's backlogs, from the
-// bytes of its events to vplayer's events: go-mysql's parsing and the translation. It reports
+// bytes of its events to vplayer's events in a sink: go-mysql's parsing and the reader's
+// handling of each event (the pace's bookkeeping, the translation). It reports
 // the time and the allocations per row change.
 //
 //	go test ./binlog -run '^$' -bench Decode -count 6
