@@ -89,8 +89,11 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 				return err
 			}
 		}
-		if start.Flavor == FlavorMySQL {
+		switch start.Flavor {
+		case FlavorMySQL:
 			return throughGTID(c)
+		case FlavorMariaDB:
+			return mariaConnectState(c, start.GTID)
 		}
 		return nil
 	}
@@ -140,7 +143,10 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	switch start.Flavor {
 	case FlavorFilePos:
 		streamer, err = syncer.StartSync(mysql.Position{Name: start.File, Pos: start.Offset})
-	case FlavorMySQL, FlavorMariaDB:
+	case FlavorMariaDB:
+		// The position is in the connection's state (see mariaConnectState).
+		streamer, err = syncer.StartSync(mariaDumpStart)
+	case FlavorMySQL:
 		streamer, err = syncer.StartSyncGTID(start.GTID.Clone())
 	default:
 		return fmt.Errorf("start binlog stream: no start position")
