@@ -140,9 +140,12 @@ func decodeStream(tb testing.TB, raw [][]byte, start Position, f *Filter, sink *
 	p.SetUseFloatWithTrailingZero(true)
 	p.SetParseTime(false)
 	p.SetFlavor("mariadb")
+	p.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
 	ctx := context.Background()
 	logger := slog.New(slog.DiscardHandler)
-	h := &handler{ctx: ctx, rctx: ctx, start: start, t: newTranslator(start, f), w: newPaceWatch(time.Second, logger), sink: sink, logger: logger}
+	t := newTranslator(start, f)
+	t.metaFlavor = "mariadb"
+	h := &handler{ctx: ctx, rctx: ctx, start: start, t: t, w: newPaceWatch(time.Second, logger), sink: sink, logger: logger}
 	for _, data := range raw {
 		ev, err := p.Parse(data)
 		if err != nil {

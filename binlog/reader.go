@@ -100,6 +100,7 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	t := newTranslator(start, r.cfg.Filter)
 	t.keepFilePos = r.cfg.KeepFilePos
 	t.skip.stats = &r.stats
+	t.metaFlavor = r.cfg.Flavor // the syncer skips the table maps' metadata: see tablemap.go
 	w := newPaceWatch(r.cfg.HeartbeatPeriod, r.cfg.Logger)
 	rctx, stopWatch := w.start(ctx)
 	defer stopWatch()
@@ -128,9 +129,10 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		EventCacheCount:          eventCacheCount,
 		// The translator tracks GTIDs itself: the set go-mysql would copy into every commit's
 		// event is never read.
-		DiscardGTIDSet:          true,
-		SynchronousEventHandler: h,
-		Logger:                  slog.New(warnOnly{r.cfg.Logger.Handler()}),
+		DiscardGTIDSet:                 true,
+		SynchronousEventHandler:        h,
+		TableMapOptionalMetaDecodeFunc: skipOptionalMeta,
+		Logger:                         slog.New(warnOnly{r.cfg.Logger.Handler()}),
 	})
 	// Close waits for the handler: after stopWatch (deferred later, so run first) has ended the
 	// Put it may be blocked in.

@@ -37,6 +37,13 @@ type translator struct {
 	gtidStale bool
 	out       []*event.Event
 	scratch   []byte
+	// metaFlavor is set (to the go-mysql flavor) when the events come from a parser that skips
+	// the optional metadata of table maps (see tableMeta); format is then the raw format
+	// description event in force, and inPayload says the events being translated come from a
+	// transaction payload, whose own parser decodes their metadata.
+	metaFlavor string
+	format     []byte
+	inPayload  bool
 }
 
 func newTranslator(start Position, f *Filter) *translator {
@@ -64,6 +71,9 @@ func newTranslator(start Position, f *Filter) *translator {
 // translate returns the events ev yields, in order. The returned slice is reused by the next call.
 func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, error) {
 	t.out = t.out[:0]
+	if _, ok := ev.Event.(*replication.FormatDescriptionEvent); ok && t.metaFlavor != "" {
+		t.format = ev.RawData // before any drop: the format of every later event
+	}
 	if t.skip.drop(ev.Event) {
 		return nil, nil
 	}
@@ -141,6 +151,8 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			t.pos.Offset = h.LogPos
 		}
 		var all []*event.Event
+		t.inPayload = true // its table maps are decoded whole: see tableOf
+		defer func() { t.inPayload = false }()
 		for _, inner := range e.Events {
 			out, err := t.translate(inner)
 			if err != nil {
@@ -163,7 +175,11 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			t.tables[e.TableID] = nil
 			return nil, nil
 		}
-		t.tables[e.TableID] = tableOf(e, t.tables[e.TableID])
+		tbl, err := t.tableOf(ev, e, t.tables[e.TableID])
+		if err != nil {
+			return nil, err
+		}
+		t.tables[e.TableID] = tbl
 	case *replication.RowsEvent:
 		tbl := t.tables[e.TableID]
 		if tbl == nil {
@@ -396,32 +412,6 @@ func (t *translator) position() Position {
 }
 
 func (t *translator) emit(e *event.Event) { t.out = append(t.out, e) }
-
-// tableOf describes a table map event, reusing prev when the definition is unchanged.
-func tableOf(e *replication.TableMapEvent, prev *event.Table) *event.Table {
-	if prev != nil && prev.Schema == string(e.Schema) && prev.Name == string(e.Table) && prev.ColumnCount == int(e.ColumnCount) &&
-		string(prev.ColumnTypes) == string(e.ColumnType) {
-		return prev
-	}
-	tbl := &event.Table{
-		Schema:      string(e.Schema),
-		Name:        string(e.Table),
-		ColumnCount: int(e.ColumnCount),
-		ColumnTypes: append([]byte(nil), e.ColumnType...),
-	}
-	if names := e.ColumnNameString(); len(names) == int(e.ColumnCount) {
-		tbl.ColumnNames = names
-	}
-	if m := e.UnsignedMap(); len(m) > 0 {
-		tbl.Unsigned = make([]bool, e.ColumnCount)
-		for i, u := range m {
-			if i >= 0 && i < len(tbl.Unsigned) {
-				tbl.Unsigned[i] = u
-			}
-		}
-	}
-	return tbl
-}
 
 // rowsFlagNoForeignKeyChecks is the rows event flag of a source session with foreign_key_checks=0.
 const rowsFlagNoForeignKeyChecks = 0x0002
