@@ -145,6 +145,7 @@ func decodeStream(tb testing.TB, raw [][]byte, start Position, f *Filter, sink *
 	logger := slog.New(slog.DiscardHandler)
 	t := newTranslator(start, f)
 	t.metaFlavor = "mariadb"
+	p.SetRowsEventDecodeFunc(t.decodeRows)
 	h := &handler{ctx: ctx, rctx: ctx, start: start, t: t, w: newPaceWatch(time.Second, logger), sink: sink, logger: logger}
 	for _, data := range raw {
 		ev, err := p.Parse(data)

@@ -132,6 +132,7 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		DiscardGTIDSet:                 true,
 		SynchronousEventHandler:        h,
 		TableMapOptionalMetaDecodeFunc: skipOptionalMeta,
+		RowsEventDecodeFunc:            t.decodeRows,
 		Logger:                         slog.New(warnOnly{r.cfg.Logger.Handler()}),
 	})
 	// Close waits for the handler: after stopWatch (deferred later, so run first) has ended the

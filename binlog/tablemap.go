@@ -8,6 +8,9 @@ import (
 	"github.com/vplayer/vplayer/event"
 )
 
+// What the syncer's parser leaves undecoded: the optional metadata of a table map whose
+// definition the translator already has, and the rows of tables the filter leaves out.
+//
 // go-mysql decodes the optional metadata of every table map event (column names, signedness,
 // character sets, primary key: binlog_row_metadata=FULL), and a source logs a table map before
 // each statement's rows, though the definition seldom changes: a fifth of the allocations of an
@@ -72,4 +75,19 @@ func (t *translator) tableMeta(ev *replication.BinlogEvent, e *replication.Table
 		return nil, fmt.Errorf("decode the table map of %s.%s: got a %T", e.Schema, e.Table, whole.Event)
 	}
 	return m, nil
+}
+
+// decodeRows is the syncer's decoder of rows events: the rows of a table the filter leaves out
+// are not decoded, only the event's header, since the translator drops the event. The table map
+// before a rows event has been translated when the syncer decodes the rows event: its handler
+// runs before the next event is read.
+func (t *translator) decodeRows(e *replication.RowsEvent, data []byte) error {
+	pos, err := e.DecodeHeader(data)
+	if err != nil {
+		return err
+	}
+	if tbl, known := t.tables[e.TableID]; known && tbl == nil {
+		return nil
+	}
+	return e.DecodeData(pos, data)
 }
