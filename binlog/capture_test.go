@@ -42,7 +42,12 @@ var (
 		about:  "statements logged as standalone event groups, from various default databases",
 		script: ddlScript,
 	}
-	captureCases = []captureCase{basicCapture, ddlCapture}
+	oltpCapture = captureCase{
+		dir:    "../testdata/binlog/mariadb-oltp",
+		about:  "the row changes of vplayer bench's backlogs (oltp_write_only transactions, then inserts only), for BenchmarkDecode",
+		script: oltpScript(),
+	}
+	captureCases = []captureCase{basicCapture, ddlCapture, oltpCapture}
 )
 
 // Files of a capture directory besides the binlog files themselves.
@@ -345,8 +350,13 @@ Files:
 
 Workload, run on one connection; each numbered step is one GTID (0-%d-<step>):
 `, filepath.Base(c.dir), c.about, version, captureServerID, strings.Join(files, ", "), captureFileList, captureEvents, captureGTIDPos, gtidPos, captureServerID)
+	shown := map[string]bool{} // a step's statements are listed for the first step of its kind
 	for i, step := range c.script {
 		fmt.Fprintf(&b, "\n%2d. %s\n", i+1, step.what)
+		if shown[step.what] {
+			continue
+		}
+		shown[step.what] = true
 		for _, q := range step.stmts {
 			if len(q) > 150 {
 				q = q[:150] + "..."
@@ -387,7 +397,7 @@ type captureRows struct {
 	size  int // End_log_pos - Pos
 }
 
-func loadCapture(t *testing.T, cc captureCase) capture {
+func loadCapture(t testing.TB, cc captureCase) capture {
 	t.Helper()
 	c := capture{dir: cc.dir}
 	for line := range strings.Lines(readCaptureFile(t, c.dir, captureFileList)) {
@@ -467,7 +477,7 @@ func loadCapture(t *testing.T, cc captureCase) capture {
 	return c
 }
 
-func readCaptureFile(t *testing.T, dir, name string) string {
+func readCaptureFile(t testing.TB, dir, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
@@ -491,7 +501,7 @@ func newCaptureParser() *replication.BinlogParser {
 // parseCapture returns the go-mysql events of the capture's binlog files, from offset in the
 // first file (4: its start) to the end of the last. Each file's format description event is
 // delivered first, whatever the offset.
-func parseCapture(t *testing.T, c capture, offset int64) []*replication.BinlogEvent {
+func parseCapture(t testing.TB, c capture, offset int64) []*replication.BinlogEvent {
 	t.Helper()
 	p := newCaptureParser()
 	var evs []*replication.BinlogEvent

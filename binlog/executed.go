@@ -3,7 +3,6 @@ package binlog
 import (
 	"sync/atomic"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
@@ -62,9 +61,7 @@ func (s *executedSkip) gtid(ev replication.Event) bool {
 		if s.start.Flavor != FlavorMariaDB {
 			return false
 		}
-		g := e.GTID
-		one := &mysql.MariadbGTIDSet{Sets: map[uint32]map[uint32]*mysql.MariadbGTID{g.DomainID: {g.ServerID: &g}}}
-		s.active = mariaContains(s.start.GTID, one)
+		s.active = mariaContainsGTID(s.start.GTID, e.GTID)
 	default:
 		return false
 	}

@@ -120,7 +120,7 @@ func TestTranslator_SkipsExecutedCapture(t *testing.T) {
 	if got, want := stats.SkippedExecuted.Load(), int64(len(c.groups)); got != want {
 		t.Errorf("SkippedExecuted = %d, want one per group of the capture, %d", got, want)
 	}
-	if got, want := tr.pos.String(), "MariaDB/"+c.gtidPos; got != want {
+	if got, want := tr.position().String(), "MariaDB/"+c.gtidPos; got != want {
 		t.Errorf("position = %q, want it unchanged at %q", got, want)
 	}
 }

@@ -12,9 +12,10 @@ import (
 // go-mysql's syncer keeps the GTID set it has streamed so far (for its own reconnects, which
 // vplayer turns off), and when a domain gains a server id it stores a pointer to that event's
 // GTID field in the set; every later GTID of that server id then overwrites it, from the
-// syncer's goroutine, while the event sits in the cache or is being translated. The event's
-// GTID can read as a later transaction's, and a position recorded from it would skip
-// transactions. Its raw bytes are never written after parsing.
+// syncer's goroutine. The synchronous handler translates each event before the syncer reads the
+// next, but an event kept past its handling, or a syncer that caches events again, would see its
+// GTID read as a later transaction's, and a position recorded from it would skip transactions.
+// Its raw bytes are never written after parsing.
 func ownGTIDEvent(ev *replication.BinlogEvent) (*replication.BinlogEvent, error) {
 	if _, ok := ev.Event.(*replication.MariadbGTIDEvent); !ok {
 		return ev, nil

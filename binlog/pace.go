@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -96,15 +97,26 @@ func (p *pace) expired(now time.Time) error {
 // paceWatch applies a pace to one Run: the read loop reports what it receives, one goroutine
 // checks every second (or every heartbeat period, when shorter) whether the wait has expired
 // and then cancels the read with the pace's error.
+//
+// The loop reports every event, so its reports are cheap: an event other than a heartbeat only
+// stores, without a lock, that the loop is in its sink, and the loop's return to the source when
+// it did. The checker and a heartbeat bring the pace up to date from them under the lock.
 type paceWatch struct {
-	mu     sync.Mutex
+	mu     sync.Mutex // guards p
 	p      *pace
 	tick   time.Duration
 	logger *slog.Logger
+	// base is the origin of waitedAt; inSink and waitedAt are the loop's reports: whether it
+	// hands an event to its sink, and when it last started waiting for the source (time since
+	// base). The loop stores waitedAt before it clears inSink.
+	base     time.Time
+	inSink   atomic.Bool
+	waitedAt atomic.Int64
 }
 
 func newPaceWatch(asked time.Duration, logger *slog.Logger) *paceWatch {
-	return &paceWatch{p: newPace(asked, time.Now()), tick: min(time.Second, max(asked, 10*time.Millisecond)), logger: logger}
+	now := time.Now()
+	return &paceWatch{p: newPace(asked, now), tick: min(time.Second, max(asked, 10*time.Millisecond)), logger: logger, base: now}
 }
 
 // start starts the checking goroutine and returns the context the reads run under (cancelled
@@ -122,6 +134,7 @@ func (w *paceWatch) start(ctx context.Context) (context.Context, func()) {
 				return
 			case now := <-t.C:
 				w.mu.Lock()
+				w.sync()
 				err := w.p.expired(now)
 				w.mu.Unlock()
 				if err != nil {
@@ -134,12 +147,23 @@ func (w *paceWatch) start(ctx context.Context) (context.Context, func()) {
 	return rctx, func() { cancel(nil); <-done }
 }
 
+// sync brings the pace up to the loop's reports. Called with mu held.
+func (w *paceWatch) sync() {
+	// inSink first: a wait it reports is no older than the waitedAt read after it.
+	reading := !w.inSink.Load()
+	w.p.last, w.p.reading = w.base.Add(time.Duration(w.waitedAt.Load())), reading
+}
+
 // received records an event taken from the source; a heartbeat period raised for the first time
 // is logged.
 func (w *paceWatch) received(ev *replication.BinlogEvent) {
-	_, heartbeat := ev.Event.(*replication.HeartbeatEvent)
+	w.inSink.Store(true)
+	if _, heartbeat := ev.Event.(*replication.HeartbeatEvent); !heartbeat {
+		return
+	}
 	w.mu.Lock()
-	adapted := w.p.received(time.Now(), heartbeat)
+	w.sync()
+	adapted := w.p.received(time.Now(), true)
 	period, timeout, asked := w.p.period, w.p.timeout(), w.p.asked
 	w.mu.Unlock()
 	if adapted {
@@ -150,7 +174,6 @@ func (w *paceWatch) received(ev *replication.BinlogEvent) {
 
 // wait records that the read loop waits for the source again.
 func (w *paceWatch) wait() {
-	w.mu.Lock()
-	w.p.wait(time.Now())
-	w.mu.Unlock()
+	w.waitedAt.Store(int64(time.Since(w.base)))
+	w.inSink.Store(false)
 }

@@ -134,3 +134,36 @@ func TestPaceWatch(t *testing.T) {
 		}
 	})
 }
+
+// TestPaceWatch_sink: the time the loop spends handing an event to its sink is not silence,
+// however long; the wait for the source counts again from the loop's return to it.
+func TestPaceWatch_sink(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newPaceWatch(time.Second, slog.New(slog.DiscardHandler))
+		rctx, stop := w.start(t.Context())
+		defer stop()
+		hb := &replication.BinlogEvent{Header: &replication.EventHeader{}, Event: &replication.HeartbeatEvent{}}
+		rows := &replication.BinlogEvent{Header: &replication.EventHeader{}, Event: &replication.RowsEvent{}}
+		time.Sleep(time.Second)
+		w.received(hb) // the period is known from here: 4s of silence is the timeout
+		w.wait()
+		time.Sleep(time.Second)
+		w.received(rows)
+		time.Sleep(10 * time.Second) // the sink is full
+		synctest.Wait()
+		if err := context.Cause(rctx); err != nil {
+			t.Fatalf("reads cancelled while the loop was in its sink: %v", err)
+		}
+		w.wait()
+		time.Sleep(4*time.Second - time.Millisecond)
+		synctest.Wait()
+		if err := context.Cause(rctx); err != nil {
+			t.Fatalf("reads cancelled within the timeout of the loop's return to the source: %v", err)
+		}
+		time.Sleep(time.Second + 2*time.Millisecond)
+		synctest.Wait()
+		if err := context.Cause(rctx); !errors.Is(err, ErrSourceSilent) {
+			t.Fatalf("cause after the timeout = %v, want ErrSourceSilent", err)
+		}
+	})
+}

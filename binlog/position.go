@@ -40,7 +40,7 @@ func (p Position) String() string {
 	case "":
 		return ""
 	case FlavorFilePos:
-		return fmt.Sprintf("%s/%s:%d", FlavorFilePos, p.File, p.Offset)
+		return FlavorFilePos + "/" + p.File + ":" + strconv.FormatUint(uint64(p.Offset), 10)
 	default:
 		if p.GTID == nil {
 			return p.Flavor + "/"
@@ -115,6 +115,21 @@ func mariaContains(p, o mysql.GTIDSet) bool {
 		}
 	}
 	return true
+}
+
+// mariaContainsGTID reports whether the MariaDB position p contains the GTID g, as mariaContains
+// does for the set of g alone.
+func mariaContainsGTID(p mysql.GTIDSet, g mysql.MariadbGTID) bool {
+	ps, ok := p.(*mysql.MariadbGTIDSet)
+	if !ok {
+		one := &mysql.MariadbGTIDSet{Sets: map[uint32]map[uint32]*mysql.MariadbGTID{g.DomainID: {g.ServerID: &g}}}
+		return p.Contain(one)
+	}
+	var have uint64
+	for _, h := range ps.Sets[g.DomainID] {
+		have = max(have, h.SequenceNumber)
+	}
+	return have >= g.SequenceNumber
 }
 
 // Equal reports whether p and o name the same position.

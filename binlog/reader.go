@@ -1,6 +1,6 @@
 // Package binlog reads a MySQL or MariaDB source's row-based binary log and turns it into
-// vplayer's own events. It owns the go-mysql syncer: one per Run, its retry turned off, its event
-// cache small so that backpressure comes from the caller's sink.
+// vplayer's own events. It owns the go-mysql syncer: one per Run, its retry turned off, each event
+// handed to the caller's sink before the next is read, so that backpressure comes from the sink.
 package binlog
 
 import (
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -18,9 +19,9 @@ import (
 	"github.com/vplayer/vplayer/event"
 )
 
-// eventCacheCount bounds the events go-mysql decodes ahead of the sink. It is small: the relay log
-// is the buffer, and go-mysql's cache is bounded by count, not bytes.
-const eventCacheCount = 8
+// eventCacheCount is the capacity of go-mysql's event channel, which the synchronous handler
+// leaves unused: small, so that the syncer allocates little for it.
+const eventCacheCount = 1
 
 // Config says where to read from and what to keep.
 type Config struct {
@@ -76,6 +77,10 @@ func NewReader(cfg Config) *Reader {
 // puts every event that matters into sink until ctx ends or an error occurs. It never reconnects:
 // a broken connection is an error, and the caller restarts from the applied position with a new
 // Run, which starts a new syncer.
+//
+// The syncer's reading goroutine translates each event and puts it into sink itself, before it
+// reads the next (go-mysql's synchronous event handler): no event waits in go-mysql's cache, and
+// none crosses a channel to another goroutine. Run waits for the stream's end.
 func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	option := func(c *client.Conn) error {
 		c.Conn.Conn = newCoarseDeadlineConn(c.Conn.Conn)
@@ -84,11 +89,22 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 				return err
 			}
 		}
-		if start.Flavor == FlavorMySQL {
+		switch start.Flavor {
+		case FlavorMySQL:
 			return throughGTID(c)
+		case FlavorMariaDB:
+			return mariaConnectState(c, start.GTID)
 		}
 		return nil
 	}
+	t := newTranslator(start, r.cfg.Filter)
+	t.keepFilePos = r.cfg.KeepFilePos
+	t.skip.stats = &r.stats
+	t.metaFlavor = r.cfg.Flavor // the syncer skips the table maps' metadata: see tablemap.go
+	w := newPaceWatch(r.cfg.HeartbeatPeriod, r.cfg.Logger)
+	rctx, stopWatch := w.start(ctx)
+	defer stopWatch()
+	h := &handler{ctx: ctx, rctx: rctx, start: start, t: t, w: w, sink: sink, logger: r.cfg.Logger}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		Option:          option,
 		ServerID:        r.cfg.ServerID,
@@ -111,8 +127,16 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		ParseTime:                false,
 		TimestampStringLocation:  time.UTC,
 		EventCacheCount:          eventCacheCount,
-		Logger:                   slog.New(warnOnly{r.cfg.Logger.Handler()}),
+		// The translator tracks GTIDs itself: the set go-mysql would copy into every commit's
+		// event is never read.
+		DiscardGTIDSet:                 true,
+		SynchronousEventHandler:        h,
+		TableMapOptionalMetaDecodeFunc: skipOptionalMeta,
+		RowsEventDecodeFunc:            t.decodeRows,
+		Logger:                         slog.New(warnOnly{r.cfg.Logger.Handler()}),
 	})
+	// Close waits for the handler: after stopWatch (deferred later, so run first) has ended the
+	// Put it may be blocked in.
 	defer syncer.Close()
 
 	var (
@@ -122,7 +146,10 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	switch start.Flavor {
 	case FlavorFilePos:
 		streamer, err = syncer.StartSync(mysql.Position{Name: start.File, Pos: start.Offset})
-	case FlavorMySQL, FlavorMariaDB:
+	case FlavorMariaDB:
+		// The position is in the connection's state (see mariaConnectState).
+		streamer, err = syncer.StartSync(mariaDumpStart)
+	case FlavorMySQL:
 		streamer, err = syncer.StartSyncGTID(start.GTID.Clone())
 	default:
 		return fmt.Errorf("start binlog stream: no start position")
@@ -130,46 +157,79 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	if err != nil {
 		return fmt.Errorf("start binlog stream at %s: %w", start, err)
 	}
-	t := newTranslator(start, r.cfg.Filter)
-	t.keepFilePos = r.cfg.KeepFilePos
-	t.skip.stats = &r.stats
-	w := newPaceWatch(r.cfg.HeartbeatPeriod, r.cfg.Logger)
-	rctx, stopWatch := w.start(ctx)
-	defer stopWatch()
-	for {
-		ev, err := streamer.GetEvent(rctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if cause := context.Cause(rctx); errors.Is(cause, ErrSourceSilent) {
+	// Events go to the handler; the streamer only carries the stream's end.
+	if _, err = streamer.GetEvent(rctx); err == nil {
+		return errors.New("read binlog event: the syncer delivered an event past its handler")
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if cause := context.Cause(rctx); errors.Is(cause, ErrSourceSilent) {
+		return fmt.Errorf("read binlog event: %w", cause)
+	}
+	if herr := h.failed(); herr != nil {
+		return herr
+	}
+	return fmt.Errorf("read binlog event: %w", err)
+}
+
+// handler turns each event the syncer reads into vplayer's events and puts them into the sink,
+// on the syncer's reading goroutine. Its first error ends the stream.
+type handler struct {
+	ctx, rctx context.Context // Run's, and the reads' (cancelled by the pace watch or Run)
+	start     Position
+	t         *translator
+	w         *paceWatch
+	sink      Sink
+	logger    *slog.Logger
+
+	mu  sync.Mutex
+	err error
+}
+
+func (h *handler) HandleEvent(ev *replication.BinlogEvent) error {
+	h.w.received(ev)
+	if err := h.handle(ev); err != nil {
+		h.mu.Lock()
+		h.err = err
+		h.mu.Unlock()
+		return err
+	}
+	h.w.wait()
+	return nil
+}
+
+// failed returns the error that ended the stream in the handler, if any.
+func (h *handler) failed() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+func (h *handler) handle(ev *replication.BinlogEvent) error {
+	ev, err := ownGTIDEvent(ev)
+	if err != nil {
+		return err
+	}
+	t := h.t
+	out, err := t.translate(ev)
+	if err != nil {
+		return err
+	}
+	if t.movedToGTID {
+		t.movedToGTID = false
+		h.logger.Info("the source now logs GTIDs: the workflow's position moves from file:pos to its GTID position at the next commit",
+			"from", h.start.String(), "gtid", t.gtid)
+	}
+	for _, e := range out {
+		if err := h.sink.Put(h.rctx, e); err != nil {
+			if cause := context.Cause(h.rctx); h.ctx.Err() == nil && cause != nil {
 				return fmt.Errorf("read binlog event: %w", cause)
 			}
-			return fmt.Errorf("read binlog event: %w", err)
-		}
-		w.received(ev)
-		if ev, err = ownGTIDEvent(ev); err != nil {
 			return err
 		}
-		out, err := t.translate(ev)
-		if err != nil {
-			return err
-		}
-		if t.movedToGTID {
-			t.movedToGTID = false
-			r.cfg.Logger.Info("the source now logs GTIDs: the workflow's position moves from file:pos to its GTID position at the next commit",
-				"from", start.String(), "gtid", t.gtid)
-		}
-		for _, e := range out {
-			if err := sink.Put(rctx, e); err != nil {
-				if cause := context.Cause(rctx); ctx.Err() == nil && cause != nil {
-					return fmt.Errorf("read binlog event: %w", cause)
-				}
-				return err
-			}
-		}
-		w.wait()
 	}
+	return nil
 }
 
 // warnOnly drops go-mysql's informational logging (it logs its configuration at Info).

@@ -27,7 +27,7 @@ func translateAll(t *testing.T, tr *translator, evs []*replication.BinlogEvent) 
 	return out
 }
 
-func emptyMariaDB(t *testing.T) Position {
+func emptyMariaDB(t testing.TB) Position {
 	t.Helper()
 	set, err := mysql.ParseMariadbGTIDSet("")
 	if err != nil {
@@ -36,7 +36,7 @@ func emptyMariaDB(t *testing.T) Position {
 	return Position{Flavor: FlavorMariaDB, GTID: set}
 }
 
-func mustFilter(t *testing.T, db string, tables ...string) *Filter {
+func mustFilter(t testing.TB, db string, tables ...string) *Filter {
 	t.Helper()
 	f, err := NewFilter(db, tables)
 	if err != nil {
@@ -299,7 +299,7 @@ func TestTranslator_MariaDBCapture(t *testing.T) {
 	if !last.Equal(want) {
 		t.Errorf("last event position = %q, want gtid_binlog_pos %q", last, want)
 	}
-	if got, want := tr.pos.String(), "MariaDB/"+c.gtidPos; got != want {
+	if got, want := tr.position().String(), "MariaDB/"+c.gtidPos; got != want {
 		t.Errorf("translator position at the end = %q, want %q", got, want)
 	}
 }
@@ -312,8 +312,8 @@ func TestTranslator_FilePosCaptureMovesToGTID(t *testing.T) {
 	got := translateAll(t, tr, parseCapture(t, c, 4))
 	gtid := newTranslator(emptyMariaDB(t), mustFilter(t, "shop"))
 	translateAll(t, gtid, parseCapture(t, c, 4))
-	if tr.pos.String() != gtid.pos.String() {
-		t.Errorf("file:pos stream ends at %q, want the GTID stream's %q", tr.pos.String(), gtid.pos.String())
+	if tr.position().String() != gtid.position().String() {
+		t.Errorf("file:pos stream ends at %q, want the GTID stream's %q", tr.position().String(), gtid.position().String())
 	}
 	if len(got) == 0 || !strings.HasPrefix(got[len(got)-1].Pos, "MariaDB/") {
 		t.Errorf("last event's position is not a GTID one: %v", got[len(got)-1].Pos)
@@ -434,7 +434,7 @@ func TestTranslator_FilePosCapture(t *testing.T) {
 
 	// The capture ends with a rotation to the next file, which moves the position there.
 	next := fmt.Sprintf("binlog.%06d", len(c.files)+1)
-	if got, want := tr.pos.String(), "FilePos/"+next+":4"; got != want {
+	if got, want := tr.position().String(), "FilePos/"+next+":4"; got != want {
 		t.Errorf("translator position after the final rotate = %q, want %q", got, want)
 	}
 }
@@ -485,7 +485,7 @@ func TestTranslator_Resume(t *testing.T) {
 			got := translateAll(t, tr, parseCapture(t, c, offset))
 			diffLines(t, "events", summaries(got), renderSteps(wantSteps, tt.pos))
 			checkAdvancing(t, tt.start, got)
-			if got, want := tr.pos.String(), tt.final; got != want {
+			if got, want := tr.position().String(), tt.final; got != want {
 				t.Errorf("translator position at the end = %q, want %q", got, want)
 			}
 		})

@@ -2,7 +2,6 @@ package binlog
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -31,7 +30,20 @@ type translator struct {
 	// fileGTIDs is, for a file:pos stream, the GTID state of the source since the start of the
 	// current binlog file (its Gtid_list event and the GTIDs since); nil until a Gtid_list.
 	fileGTIDs map[uint32]mysql.MariadbGTID
+	// mariaPos is, for a MariaDB position, its stored form as syncMariaPos last rendered it, and
+	// gtidStale says that pos.GTID has not been brought up to it yet (see position): a commit
+	// renders the string its event carries, not a GTID set it would only format again.
+	mariaPos  string
+	gtidStale bool
 	out       []*event.Event
+	scratch   []byte
+	// metaFlavor is set (to the go-mysql flavor) when the events come from a parser that skips
+	// the optional metadata of table maps (see tableMeta); format is then the raw format
+	// description event in force, and inPayload says the events being translated come from a
+	// transaction payload, whose own parser decodes their metadata.
+	metaFlavor string
+	format     []byte
+	inPayload  bool
 }
 
 func newTranslator(start Position, f *Filter) *translator {
@@ -59,6 +71,9 @@ func newTranslator(start Position, f *Filter) *translator {
 // translate returns the events ev yields, in order. The returned slice is reused by the next call.
 func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, error) {
 	t.out = t.out[:0]
+	if _, ok := ev.Event.(*replication.FormatDescriptionEvent); ok && t.metaFlavor != "" {
+		t.format = ev.RawData // before any drop: the format of every later event
+	}
 	if t.skip.drop(ev.Event) {
 		return nil, nil
 	}
@@ -91,14 +106,14 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			// A file:pos workflow (created while the source had no GTID yet, say) whose binlog
 			// file said its GTID state: from the first GTID on, the position is the GTID one, so
 			// that it survives a failover by GTID.
-			t.pos = Position{Flavor: FlavorMariaDB}
+			t.pos, t.mariaPos, t.gtidStale = Position{Flavor: FlavorMariaDB}, "", false
 			t.mariaDomains = t.fileGTIDs
 			t.movedToGTID = true
 		}
 		if t.mariaDomains != nil {
 			t.mariaDomains[e.GTID.DomainID] = e.GTID
 		}
-		t.gtid = e.GTID.String()
+		t.gtid = mariaGTIDString(e.GTID)
 		if e.IsStandalone() {
 			t.standalone = true
 		} else {
@@ -120,10 +135,10 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 		if t.pos.Flavor == FlavorMySQL && !anonymous(e.SID) {
 			next, err := e.GTIDNext()
 			if err != nil {
-				return nil, fmt.Errorf("decode GTID event at %s: %w", t.pos, err)
+				return nil, fmt.Errorf("decode GTID event at %s: %w", t.position(), err)
 			}
 			if err := t.pos.GTID.Update(next.String()); err != nil {
-				return nil, fmt.Errorf("add GTID %s to %s: %w", next, t.pos, err)
+				return nil, fmt.Errorf("add GTID %s to %s: %w", next, t.position(), err)
 			}
 			t.gtid = next.String()
 		}
@@ -136,6 +151,8 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			t.pos.Offset = h.LogPos
 		}
 		var all []*event.Event
+		t.inPayload = true // its table maps are decoded whole: see tableOf
+		defer func() { t.inPayload = false }()
 		for _, inner := range e.Events {
 			out, err := t.translate(inner)
 			if err != nil {
@@ -158,14 +175,18 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			t.tables[e.TableID] = nil
 			return nil, nil
 		}
-		t.tables[e.TableID] = tableOf(e, t.tables[e.TableID])
+		tbl, err := t.tableOf(ev, e, t.tables[e.TableID])
+		if err != nil {
+			return nil, err
+		}
+		t.tables[e.TableID] = tbl
 	case *replication.RowsEvent:
 		tbl := t.tables[e.TableID]
 		if tbl == nil {
 			return nil, nil
 		}
 		if !t.inTxn {
-			return nil, fmt.Errorf("rows event for %s.%s outside a transaction at %s", tbl.Schema, tbl.Name, t.pos)
+			return nil, fmt.Errorf("rows event for %s.%s outside a transaction at %s", tbl.Schema, tbl.Name, t.position())
 		}
 		if !t.begun {
 			t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, Size: 1})
@@ -205,12 +226,12 @@ func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEven
 	t.syncMariaPos()
 	schema := string(e.Schema)
 	if e.ErrorCode == 0 && t.changesReplicated(q, schema) {
-		t.emit(&event.Event{Type: event.DDL, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Schema: schema, Query: q,
+		t.emit(&event.Event{Type: event.DDL, Pos: t.posString(), Timestamp: int64(h.Timestamp), Schema: schema, Query: q,
 			DBRefs: dbRefs(q, t.filter.DB()), Size: int(h.EventSize)})
 		// Table ids may be reused with new definitions after DDL; forget them.
 		clear(t.tables)
 	} else {
-		t.emit(&event.Event{Type: event.Skip, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+		t.emit(&event.Event{Type: event.Skip, Pos: t.posString(), Timestamp: int64(h.Timestamp), Size: 1})
 	}
 	return t.out, nil
 }
@@ -254,14 +275,14 @@ func (t *translator) xa(h *replication.EventHeader, verb, xid string) ([]*event.
 		t.commit(h)
 	case "COMMIT", "ROLLBACK":
 		if t.inTxn && t.begun {
-			return nil, fmt.Errorf("XA %s %s inside an open transaction at %s", verb, xid, t.pos)
+			return nil, fmt.Errorf("XA %s %s inside an open transaction at %s", verb, xid, t.position())
 		}
 		t.syncMariaPos()
 		typ := event.XACommit
 		if verb == "ROLLBACK" {
 			typ = event.XARollback
 		}
-		t.emit(&event.Event{Type: typ, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), XID: xid, Size: int(h.EventSize)})
+		t.emit(&event.Event{Type: typ, Pos: t.posString(), Timestamp: int64(h.Timestamp), XID: xid, Size: int(h.EventSize)})
 		t.inTxn, t.begun, t.standalone = false, false, false
 	}
 	return t.out, nil
@@ -308,9 +329,9 @@ func (t *translator) xaPrepare(h *replication.EventHeader) {
 	t.advanceFilePos(h)
 	t.syncMariaPos()
 	if t.begun {
-		t.emit(&event.Event{Type: event.XAPrepare, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+		t.emit(&event.Event{Type: event.XAPrepare, Pos: t.posString(), Timestamp: int64(h.Timestamp), Size: 1})
 	} else {
-		t.emit(&event.Event{Type: event.Skip, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+		t.emit(&event.Event{Type: event.Skip, Pos: t.posString(), Timestamp: int64(h.Timestamp), Size: 1})
 	}
 	t.inTxn, t.begun = false, false
 }
@@ -351,7 +372,7 @@ func (t *translator) commit(h *replication.EventHeader) {
 	if t.begun {
 		typ = event.Commit
 	}
-	t.emit(&event.Event{Type: typ, Pos: t.pos.String(), Timestamp: int64(h.Timestamp), Size: 1})
+	t.emit(&event.Event{Type: typ, Pos: t.posString(), Timestamp: int64(h.Timestamp), Size: 1})
 	t.inTxn, t.begun = false, false
 }
 
@@ -361,73 +382,78 @@ func (t *translator) advanceFilePos(h *replication.EventHeader) {
 	}
 }
 
-// syncMariaPos writes the per-domain GTIDs into the position, one GTID per domain, as MariaDB's
+// syncMariaPos makes the per-domain GTIDs the position, one GTID per domain, as MariaDB's
 // gtid_binlog_pos shows it.
 func (t *translator) syncMariaPos() {
 	if t.pos.Flavor != FlavorMariaDB {
 		return
 	}
-	parts := make([]string, 0, len(t.mariaDomains))
-	for _, g := range t.mariaDomains {
-		parts = append(parts, g.String())
+	t.scratch = appendMariaPos(append(t.scratch[:0], FlavorMariaDB+"/"...), t.mariaDomains)
+	t.mariaPos, t.gtidStale = string(t.scratch), true
+}
+
+// posString returns the stored form of the position passed so far: position().String().
+func (t *translator) posString() string {
+	if t.pos.Flavor == FlavorMariaDB && t.mariaPos != "" {
+		return t.mariaPos
 	}
-	sort.Strings(parts)
-	set, err := mysql.ParseMariadbGTIDSet(strings.Join(parts, ","))
-	if err == nil {
-		t.pos.GTID = set
+	return t.pos.String()
+}
+
+// position returns the position passed so far.
+func (t *translator) position() Position {
+	if t.gtidStale {
+		if set, err := mysql.ParseMariadbGTIDSet(strings.TrimPrefix(t.mariaPos, FlavorMariaDB+"/")); err == nil {
+			t.pos.GTID = set
+		}
+		t.gtidStale = false
 	}
+	return t.pos
 }
 
 func (t *translator) emit(e *event.Event) { t.out = append(t.out, e) }
 
-// tableOf describes a table map event, reusing prev when the definition is unchanged.
-func tableOf(e *replication.TableMapEvent, prev *event.Table) *event.Table {
-	schema, name := string(e.Schema), string(e.Table)
-	if prev != nil && prev.Schema == schema && prev.Name == name && prev.ColumnCount == int(e.ColumnCount) && string(prev.ColumnTypes) == string(e.ColumnType) {
-		return prev
-	}
-	tbl := &event.Table{
-		Schema:      schema,
-		Name:        name,
-		ColumnCount: int(e.ColumnCount),
-		ColumnTypes: append([]byte(nil), e.ColumnType...),
-	}
-	if names := e.ColumnNameString(); len(names) == int(e.ColumnCount) {
-		tbl.ColumnNames = names
-	}
-	if m := e.UnsignedMap(); len(m) > 0 {
-		tbl.Unsigned = make([]bool, e.ColumnCount)
-		for i, u := range m {
-			if i >= 0 && i < len(tbl.Unsigned) {
-				tbl.Unsigned[i] = u
-			}
-		}
-	}
-	return tbl
-}
-
 // rowsFlagNoForeignKeyChecks is the rows event flag of a source session with foreign_key_checks=0.
 const rowsFlagNoForeignKeyChecks = 0x0002
 
+// oneRowEvent is a rows event of a single row change and its row, allocated together: most rows
+// events of an OLTP load change one row.
+type oneRowEvent struct {
+	e   event.Event
+	row [1]event.Row
+}
+
 func rowsOf(h *replication.EventHeader, e *replication.RowsEvent, tbl *event.Table) *event.Event {
-	out := &event.Event{Type: event.Rows, Table: tbl, Timestamp: int64(h.Timestamp), Size: int(h.EventSize),
-		NoForeignKeyChecks: e.Flags&rowsFlagNoForeignKeyChecks != 0}
-	switch e.Type() {
+	n, kind := len(e.Rows), e.Type()
+	if kind == replication.EnumRowsEventTypeUpdate {
+		n /= 2
+	}
+	var out *event.Event
+	switch {
+	case kind == replication.EnumRowsEventTypeUnknown:
+		out = &event.Event{} // no kind, no rows
+	case n == 1:
+		one := &oneRowEvent{}
+		one.e.Rows = one.row[:]
+		out = &one.e
+	default:
+		out = &event.Event{Rows: make([]event.Row, n)}
+	}
+	out.Type, out.Table, out.Timestamp, out.Size = event.Rows, tbl, int64(h.Timestamp), int(h.EventSize)
+	out.NoForeignKeyChecks = e.Flags&rowsFlagNoForeignKeyChecks != 0
+	switch kind {
 	case replication.EnumRowsEventTypeInsert:
 		out.Kind = event.Insert
-		out.Rows = make([]event.Row, len(e.Rows))
 		for i, r := range e.Rows {
 			out.Rows[i].After = r
 		}
 	case replication.EnumRowsEventTypeDelete:
 		out.Kind = event.Delete
-		out.Rows = make([]event.Row, len(e.Rows))
 		for i, r := range e.Rows {
 			out.Rows[i].Before = r
 		}
 	case replication.EnumRowsEventTypeUpdate:
 		out.Kind = event.Update
-		out.Rows = make([]event.Row, len(e.Rows)/2)
 		for i := range out.Rows {
 			out.Rows[i].Before, out.Rows[i].After = e.Rows[2*i], e.Rows[2*i+1]
 		}

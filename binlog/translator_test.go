@@ -476,7 +476,7 @@ func TestTranslator_MySQLGTIDDecodeError(t *testing.T) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}
 	}
-	if got, want := tr.pos.String(), "MySQL56/"+uuidA+":1-5"; got != want {
+	if got, want := tr.position().String(), "MySQL56/"+uuidA+":1-5"; got != want {
 		t.Errorf("position after the error = %q, want it unchanged, %q", got, want)
 	}
 }
@@ -523,7 +523,7 @@ func TestTranslator_StartNotChanged(t *testing.T) {
 			start := mustParse(t, tt.start, "")
 			tr := newTranslator(start, mustFilter(t, "shop"))
 			translateAll(t, tr, tt.events)
-			if got, want := tr.pos.String(), tt.want; got != want {
+			if got, want := tr.position().String(), tt.want; got != want {
 				t.Errorf("translator position = %q, want %q", got, want)
 			}
 			if got, want := start.String(), tt.start; got != want {
