@@ -2,24 +2,32 @@
 // the same backlog, with the same durability, on the same machine.
 //
 // One run starts four servers: a source, a vplayer target, and two native replicas, one
-// single-threaded and one with four optimistic parallel threads. Every target runs with the same
-// settings, what an operator who tuned nothing runs: MariaDB's defaults (the redo log flushed at
-// every commit, no binary log, a 96M redo log) but a buffer pool that holds the tables; the source
-// adds its binary log (row format, full metadata, synced at every commit). See sourceOptions. With Options.CompareVplayer a fifth, the target of a second vplayer build, is timed
-// beside the first in the catchup and insert modes (the lag mode only keeps it caught up). The initial tables are loaded on the source and replicated to every target before
-// anything is timed; then every applier is stopped, a backlog is written to the source, and each
-// applier catches it up in turn, never two at once, so that they do not compete for the two CPUs
-// of a small machine. Each target is then compared with the source, row by row.
+// single-threaded and one with four optimistic parallel threads; with Options.ApplyWorkers, one
+// vplayer target per worker count instead, each timed as a row of its own ("vplayer (4
+// workers)"). Every target runs with the same settings, what an operator who tuned nothing
+// runs: MariaDB's defaults (the redo log flushed at every commit, no binary log, a 96M redo log)
+// but a buffer pool that holds the tables; the source adds its binary log (row format, full
+// metadata, synced at every commit). See sourceOptions. With Options.CompareVplayer one more
+// server, the target of a second vplayer build, is timed beside the first in the catch-up modes.
+// The initial tables are loaded on the source and replicated to every target before anything is
+// timed; then every applier is stopped, a backlog is written to the source, and each applier
+// catches it up in turn, never two at once, so that they do not compete for the two CPUs of a
+// small machine. Each target is then compared with the source, row by row.
 //
 // Modes:
-//   - catchup: a backlog of OLTP write transactions (the statements of sysbench's
+//   - catchup: a backlog of 200,000 OLTP write transactions (the statements of sysbench's
 //     oltp_write_only: an update by key of an indexed column, an update by key of a non-indexed
 //     column, a delete by key and the re-insert of that key; four row changes per transaction)
 //     over four tables;
 //   - insert: a backlog of inserts only, single-row transactions and multi-row ones;
+//   - hotrow: a backlog of 200,000 single-row UPDATEs (sysbench's oltp_update_non_index), each
+//     of one of 10 rows of one table: every transaction conflicts with many of its neighbours,
+//     so parallel apply can only lose here (the report shows N workers over 1);
 //   - lag: the source held at a fixed transaction rate while each applier runs live, in turn;
 //     the delay with which a timestamp written on the source every 100ms becomes visible on the
 //     target gives p50 and p99 lag (see lag.go for the method);
+//   - lagfull: the same, but the source writes the mix as fast as Options.Clients (8) sessions
+//     can, unpaced, for 60s per applier;
 //   - copy (not part of all): an empty target brought to the source's four tables by vplayer's
 //     copy phase, by mariadb-dump | mariadb and, where installed, by mydumper/myloader, each on
 //     a server of its own with the same durable settings (see copy.go).
@@ -38,15 +46,25 @@ const (
 	ModeCatchup = "catchup"
 	ModeInsert  = "insert"
 	ModeLag     = "lag"
+	ModeHotrow  = "hotrow"
+	ModeLagFull = "lagfull"
 	ModeAll     = "all"
 )
 
 // Defaults of a full run and of a quick one (--quick: small enough for `make test`).
 const (
-	DefaultTransactions      = 100_000
-	DefaultRowsPerTable      = 100_000
-	DefaultRate              = 1000
-	DefaultDuration          = 30 * time.Second
+	// DefaultTransactions is the catchup and hotrow backlogs' size, DefaultInsertTransactions
+	// the insert backlog's.
+	DefaultTransactions       = 200_000
+	DefaultInsertTransactions = 100_000
+	DefaultRowsPerTable       = 100_000
+	DefaultRate               = 1000
+	// DefaultDuration is how long the source writes per applier in the lag mode,
+	// DefaultFullRateDuration in the lagfull mode.
+	DefaultDuration         = 30 * time.Second
+	DefaultFullRateDuration = 60 * time.Second
+	// DefaultClients is how many sessions write the source in the lagfull mode.
+	DefaultClients           = 8
 	DefaultQuickTransactions = 2000
 	DefaultQuickRowsPerTable = 2000
 	DefaultQuickDuration     = 3 * time.Second
@@ -57,17 +75,26 @@ const (
 
 // Options shape a run. Zero values take the defaults above (the quick ones when Quick is set).
 type Options struct {
-	// Mode is ModeCatchup, ModeInsert, ModeLag or ModeAll (the default).
+	// Mode is ModeCatchup, ModeInsert, ModeHotrow, ModeLag, ModeLagFull, ModeAll (the default:
+	// those five) or ModeCopy.
 	Mode string
-	// Transactions is the size of each backlog (catchup and insert modes), in source
-	// transactions.
+	// Transactions is the size of each backlog (catchup, insert and hotrow modes), in source
+	// transactions; 0 takes DefaultTransactions (insert: DefaultInsertTransactions).
 	Transactions int
 	// RowsPerTable is how many rows each of the four tables holds before the backlog.
 	RowsPerTable int
 	// Rate is the source's rate in the lag mode, in transactions per second.
 	Rate int
-	// Duration is how long the source writes at Rate while each applier is measured (lag mode).
+	// Duration is how long the source writes while each applier is measured (lag and lagfull
+	// modes); 0 takes DefaultDuration (lagfull: DefaultFullRateDuration).
 	Duration time.Duration
+	// Clients is how many sessions write the source, unpaced, in the lagfull mode (default
+	// DefaultClients).
+	Clients int
+	// ApplyWorkers lists the vplayer worker counts to time, each on a target server of its own
+	// and passed to `vplayer run` as --apply-workers; empty runs one vplayer with the binary's
+	// default and passes no flag. No two entries are the same.
+	ApplyWorkers []int
 	// Quick selects the small defaults and names the result files <mode>-quick.json.
 	Quick bool
 	// ResultsDir receives one JSON file per mode; empty writes none.
@@ -92,10 +119,10 @@ type Options struct {
 	// BufferPool is every server's innodb_buffer_pool_size (default DefaultBufferPool).
 	BufferPool string
 	// CompareVplayer, when set, is a second vplayer build (its path and any leading arguments,
-	// like Vplayer) timed side by side with Vplayer in the catchup and insert modes: a fifth
-	// server with the same settings is its target, loaded like vplayer's; the build catches up
-	// the same backlog, in turn with the other appliers, and its target is compared with the
-	// source like theirs.
+	// like Vplayer) timed side by side with Vplayer in the catch-up modes: one more server with
+	// the same settings is its target, loaded like vplayer's; the build catches up the same
+	// backlog, in turn with the other appliers, and its target is compared with the source like
+	// theirs. It runs without --apply-workers (it may predate the flag), with its own default.
 	CompareVplayer []string
 	// CompareFirst times the comparison build before Vplayer instead of after it.
 	CompareFirst bool
@@ -107,9 +134,9 @@ type Options struct {
 // Validate reports the first invalid setting, before anything starts.
 func (o Options) Validate() error {
 	switch o.Mode {
-	case "", ModeCatchup, ModeInsert, ModeLag, ModeAll, ModeCopy:
+	case "", ModeCatchup, ModeInsert, ModeHotrow, ModeLag, ModeLagFull, ModeAll, ModeCopy:
 	default:
-		return fmt.Errorf("--mode is %q: want catchup, insert, lag, all or copy", o.Mode)
+		return fmt.Errorf("--mode is %q: want catchup, insert, hotrow, lag, lagfull, all or copy", o.Mode)
 	}
 	if o.Transactions < 0 {
 		return fmt.Errorf("--transactions is %d: it must not be negative", o.Transactions)
@@ -123,6 +150,21 @@ func (o Options) Validate() error {
 	if o.Duration < 0 {
 		return fmt.Errorf("--duration is %v: it must not be negative", o.Duration)
 	}
+	if o.Clients < 0 {
+		return fmt.Errorf("--clients is %d: it must not be negative", o.Clients)
+	}
+	if err := checkWorkers(o.ApplyWorkers); err != nil {
+		return err
+	}
+	if len(o.ApplyWorkers) > 0 && o.Mode == ModeCopy {
+		return errors.New("--apply-workers is for the catch-up and lag modes: the copy mode times one vplayer")
+	}
+	if len(o.ApplyWorkers) > 1 && len(o.CompareVplayer) > 0 {
+		return errors.New("--compare-vplayer compares one build with one other: give at most one --apply-workers entry with it")
+	}
+	if len(o.ApplyWorkers) > 0 && o.CPUProfile != "" {
+		return errors.New("--cpuprofile runs vplayer in process with its default workers: use it without --apply-workers")
+	}
 	if (o.Trace != "" || o.MemProfile != "") && o.CPUProfile == "" {
 		return errors.New("--trace and --memprofile need --cpuprofile: only an in-process catch-up is profiled")
 	}
@@ -132,11 +174,8 @@ func (o Options) Validate() error {
 	if len(o.CompareVplayer) > 0 && o.CompareVplayer[0] == "" {
 		return errors.New("--compare-vplayer is empty: give the path of the vplayer binary to compare with")
 	}
-	if len(o.CompareVplayer) > 0 && o.Mode == ModeCopy {
-		return errors.New("--compare-vplayer times catch-ups only: use it with --mode catchup, insert or all")
-	}
-	if len(o.CompareVplayer) > 0 && o.Mode == ModeLag {
-		return errors.New("--compare-vplayer times catch-ups only: use it with --mode catchup, insert or all")
+	if len(o.CompareVplayer) > 0 && (o.Mode == ModeCopy || o.Mode == ModeLag || o.Mode == ModeLagFull) {
+		return errors.New("--compare-vplayer times catch-ups only: use it with --mode catchup, insert, hotrow or all")
 	}
 	if o.TargetBinlog && o.Mode != ModeCopy {
 		return errors.New("--target-binlog is for --mode copy: the other modes' targets run without a binary log, as stock replicas do")
@@ -152,17 +191,14 @@ func (o Options) withDefaults() Options {
 	if o.Mode == "" {
 		o.Mode = ModeAll
 	}
-	if o.Transactions == 0 {
-		o.Transactions = pick(o.Quick, DefaultQuickTransactions, DefaultTransactions)
-	}
 	if o.RowsPerTable == 0 {
 		o.RowsPerTable = pick(o.Quick, DefaultQuickRowsPerTable, DefaultRowsPerTable)
 	}
 	if o.Rate == 0 {
 		o.Rate = DefaultRate
 	}
-	if o.Duration == 0 {
-		o.Duration = pick(o.Quick, DefaultQuickDuration, DefaultDuration)
+	if o.Clients == 0 {
+		o.Clients = DefaultClients
 	}
 	if o.BufferPool == "" {
 		o.BufferPool = DefaultBufferPool
@@ -177,10 +213,37 @@ func pick[T any](quick bool, q, full T) T {
 	return full
 }
 
+// transactionsOf is the size of mode's backlog: Transactions, else the mode's default.
+func (o Options) transactionsOf(mode string) int {
+	switch {
+	case o.Transactions > 0:
+		return o.Transactions
+	case o.Quick:
+		return DefaultQuickTransactions
+	case mode == ModeInsert:
+		return DefaultInsertTransactions
+	}
+	return DefaultTransactions
+}
+
+// durationOf is how long the source writes per applier in a lag mode: Duration, else the mode's
+// default.
+func (o Options) durationOf(mode string) time.Duration {
+	switch {
+	case o.Duration > 0:
+		return o.Duration
+	case o.Quick:
+		return DefaultQuickDuration
+	case mode == ModeLagFull:
+		return DefaultFullRateDuration
+	}
+	return DefaultDuration
+}
+
 // modes returns the modes a run performs, in order.
 func (o Options) modes() []string {
 	if o.Mode == ModeAll {
-		return []string{ModeCatchup, ModeInsert, ModeLag}
+		return []string{ModeCatchup, ModeInsert, ModeHotrow, ModeLag, ModeLagFull}
 	}
 	return []string{o.Mode}
 }
@@ -226,8 +289,10 @@ func Run(ctx context.Context, w io.Writer, o Options) ([]*Result, error) {
 			r, err = c.catchup(ctx, oltpBacklog)
 		case ModeInsert:
 			r, err = c.catchup(ctx, insertBacklog)
-		case ModeLag:
-			r, err = c.lag(ctx)
+		case ModeHotrow:
+			r, err = c.catchup(ctx, hotrowBacklog)
+		case ModeLag, ModeLagFull:
+			r, err = c.lag(ctx, m)
 		}
 		if r != nil {
 			r.print(w)

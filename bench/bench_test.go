@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ func TestRun_quick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	var out bytes.Buffer
@@ -76,7 +77,7 @@ func TestRun_quick(t *testing.T) {
 			if !a.TargetEqual {
 				t.Errorf("%s: %s's target is not equal to the source", r.Mode, a.Name)
 			}
-			if r.Mode == bench.ModeLag {
+			if r.Mode == bench.ModeLag || r.Mode == bench.ModeLagFull {
 				if a.Stamps == 0 || a.LagP99Ms < a.LagP50Ms {
 					t.Errorf("%s: %s: %d stamps, p50 %v ms, p99 %v ms", r.Mode, a.Name, a.Stamps, a.LagP50Ms, a.LagP99Ms)
 				}
@@ -87,7 +88,7 @@ func TestRun_quick(t *testing.T) {
 		if v := r.Appliers[0]; v.Name != "vplayer" || v.PeakRSSBytes <= 0 {
 			t.Errorf("%s: first applier %s with peak RSS %d, want vplayer's, measured", r.Mode, v.Name, v.PeakRSSBytes)
 		}
-		if r.Mode != bench.ModeLag && len(r.Ratios) != 2 {
+		if lag := r.Mode == bench.ModeLag || r.Mode == bench.ModeLagFull; !lag && len(r.Ratios) != 2 {
 			t.Errorf("%s: ratios %v, want one per native replica", r.Mode, r.Ratios)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, r.Mode+"-quick.json"))
@@ -102,7 +103,7 @@ func TestRun_quick(t *testing.T) {
 			t.Errorf("%s-quick.json does not hold the printed result", r.Mode)
 		}
 	}
-	if want := []string{"catchup", "insert", "lag"}; !slices.Equal(modes, want) {
+	if want := []string{"catchup", "insert", "hotrow", "lag", "lagfull"}; !slices.Equal(modes, want) {
 		t.Errorf("modes run: %v, want %v", modes, want)
 	}
 }
@@ -138,5 +139,35 @@ func TestRun_copyQuick(t *testing.T) {
 	}
 	if v := results[0].Appliers[0]; v.PeakRSSBytes <= 0 {
 		t.Errorf("first loader %s with peak RSS %d, want vplayer's, measured", v.Name, v.PeakRSSBytes)
+	}
+}
+
+func TestParseApplyWorkers(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []int
+		wantErr string // substring of the error; empty for none
+	}{
+		{"one", "4", []int{4}, ""},
+		{"two, in the order given", "4,1", []int{4, 1}, ""},
+		{"spaces", " 1, 2 ,8", []int{1, 2, 8}, ""},
+		{"empty", "", nil, "empty"},
+		{"empty entry", "1,,4", nil, "not a worker count"},
+		{"not a number", "1,four", nil, `"four"`},
+		{"zero", "0,4", nil, "at least 1"},
+		{"negative", "-2", nil, "at least 1"},
+		{"twice", "1,4,1", nil, "1 twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := bench.ParseApplyWorkers(tt.in)
+			if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("ParseApplyWorkers(%q) error %v, want one naming %q", tt.in, err, tt.wantErr)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("ParseApplyWorkers(%q)=%v, want %v", tt.in, got, tt.want)
+			}
+		})
 	}
 }

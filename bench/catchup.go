@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -42,15 +41,24 @@ var insertBacklog = backlog{
 	},
 }
 
+var hotrowBacklog = backlog{
+	mode:     ModeHotrow,
+	describe: fmt.Sprintf("hot rows: sysbench oltp_update_non_index, one UPDATE of c by key per transaction, the key one of ids 1..%d of %s", hotRows, tables[0]),
+	source: func(context.Context, *cluster) (txnSource, error) {
+		return func(g *rowGen, _ int64) []string { return g.hotRow() }, nil
+	},
+}
+
 // catchup builds one backlog on the source while every applier is stopped, then times each
 // applier's catch-up of it, one at a time, and compares every target with the source.
 func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
-	c.say("\n== %s: a backlog of %d transactions (%s)", b.mode, c.o.Transactions, b.describe)
+	n := c.o.transactionsOf(b.mode)
+	c.say("\n== %s: a backlog of %d transactions (%s)", b.mode, n, b.describe)
 	next, err := b.source(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	st, err := generate(ctx, c.src, int64(c.o.Transactions), c.o.RowsPerTable, seedFor(b.mode), nil, next)
+	st, err := generate(ctx, c.src, generatorWorkers, int64(n), c.o.RowsPerTable, seedFor(b.mode), nil, next)
 	if err != nil {
 		return nil, err
 	}
@@ -63,22 +71,23 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 	r := c.newResult(b.mode)
 	r.Workload = Workload{
 		Description:  b.describe,
-		Generator:    "built-in (sysbench is not used)",
+		Generator:    fmt.Sprintf("built-in, %d sessions (sysbench is not used)", generatorWorkers),
 		Tables:       len(tables),
 		RowsPerTable: c.o.RowsPerTable,
 		Transactions: st.Transactions,
 		RowChanges:   st.Rows,
 	}
 
-	// The vplayer builds are timed in turn (the comparison build first with CompareFirst) and
-	// listed in Appliers in a fixed order: the build under test first, as ratios needs.
+	// The vplayer targets are timed in turn (the comparison build first with CompareFirst) and
+	// listed in Appliers in a fixed order: the build under test's, in worker-count order, first.
 	ts := c.vtargets()
 	order := make([]int, len(ts))
 	for i := range order {
 		order[i] = i
 	}
 	if c.o.CompareFirst {
-		slices.Reverse(order)
+		// The comparison build is last in ts.
+		order = append([]int{len(ts) - 1}, order[:len(ts)-1]...)
 	}
 	timed := make([]Applier, len(ts))
 	for _, i := range order {
@@ -88,7 +97,7 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 		if err != nil {
 			return r, fmt.Errorf("%s: %w", t.name, err)
 		}
-		timed[i] = figures(Applier{Name: t.name, PeakRSSBytes: tm.rss}, tm, st)
+		timed[i] = figures(Applier{Name: t.name, ApplyWorkers: t.workers, PeakRSSBytes: tm.rss}, tm, st)
 		c.say("    %s", timed[i].line())
 		if tm.work != "" {
 			c.say("      target per transaction: %s", tm.work)
@@ -135,7 +144,7 @@ type timing struct {
 // timeVplayer runs t's vplayer until it has caught up with want. With a CPU profile, the build
 // under test runs in this process instead (the comparison build still runs as a process).
 func (c *cluster) timeVplayer(ctx context.Context, t vtarget, mode, want string, st genStats) (timing, error) {
-	if c.o.CPUProfile != "" && t.name == nameVplayer {
+	if c.o.CPUProfile != "" && t.name == c.main().name {
 		return c.profileVplayer(ctx, mode, want, st)
 	}
 	var tm timing

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -51,28 +52,26 @@ func compareName(cmd []string) string {
 // parallelThreads is the native parallel replica's slave_parallel_threads.
 const parallelThreads = 4
 
-// cluster is the run's four servers (five with a comparison build) and their pools.
+// cluster is the run's servers: the source, one vplayer target per worker count, the two native
+// replicas, and the comparison build's target with one; and their pools.
 type cluster struct {
 	w   io.Writer
 	o   Options
 	tmp string // vplayer logs
 
-	source, vtarget, single, parallel *mysqld.Server
+	source, single, parallel *mysqld.Server
 	// Pools on database bench. src is the generators' pool.
-	src, vdst, sdst, pdst *sql.DB
-	store                 *workflow.Store
+	src, sdst, pdst *sql.DB
+	// vts are the build under test's targets, one per Options.workerCounts entry, in its order.
+	vts []vtarget
+	// cmp is the comparison build's target; nil without Options.CompareVplayer.
+	cmp *vtarget
 	// startPos is where the vplayer workflow starts: the source position after the schema.
 	startPos string
 	// settings are what the servers run with, as they report it.
 	settings Settings
 	// Process ids of the servers, for their CPU time.
-	sourcePID, vtargetPID, singlePID, parallelPID int
-	// The comparison build's target, its pool, record and process id; nil and 0 without
-	// Options.CompareVplayer.
-	ctarget    *mysqld.Server
-	cdst       *sql.DB
-	cstore     *workflow.Store
-	ctargetPID int
+	sourcePID, singlePID, parallelPID int
 }
 
 // vtarget is a vplayer build and the target it applies to.
@@ -83,18 +82,18 @@ type vtarget struct {
 	db     *sql.DB
 	store  *workflow.Store
 	pid    int
+	// workers is passed as --apply-workers; 0 passes no flag (the binary's default).
+	workers int
 }
 
-// main is the vplayer build under test (Options.Vplayer) and its target.
-func (c *cluster) main() vtarget {
-	return vtarget{name: nameVplayer, cmd: c.o.Vplayer, server: c.vtarget, db: c.vdst, store: c.store, pid: c.vtargetPID}
-}
+// main is the first target of the build under test (Options.Vplayer).
+func (c *cluster) main() vtarget { return c.vts[0] }
 
-// vtargets are the vplayer builds: the one under test, then the comparison build if any.
+// vtargets are the vplayer targets: the build under test's, then the comparison build's if any.
 func (c *cluster) vtargets() []vtarget {
-	out := []vtarget{c.main()}
-	if c.ctarget != nil {
-		out = append(out, vtarget{name: compareName(c.o.CompareVplayer), cmd: c.o.CompareVplayer, server: c.ctarget, db: c.cdst, store: c.cstore, pid: c.ctargetPID})
+	out := slices.Clone(c.vts)
+	if c.cmp != nil {
+		out = append(out, *c.cmp)
 	}
 	return out
 }
@@ -119,8 +118,8 @@ func (c *cluster) say(format string, args ...any) {
 	fmt.Fprintf(c.w, format+"\n", args...)
 }
 
-// startCluster starts the four servers (five with a comparison build) in parallel, with
-// identical settings, creates the schema and points the native replicas at the source.
+// startCluster starts the servers in parallel, with identical settings, creates the schema and
+// points the native replicas at the source.
 func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err error) {
 	c := &cluster{w: w, o: o}
 	defer func() {
@@ -139,18 +138,23 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 		s    **mysqld.Server
 		opts mysqld.Options
 	}
-	specs := []spec{
-		{&c.source, sourceOptions("bench-source", sourceID, o.BufferPool)},
-		{&c.vtarget, targetOptions("bench-vplayer", vplayerID, o.BufferPool)},
-		{&c.single, targetOptions("bench-native1", single1ID, o.BufferPool)},
-		{&c.parallel, targetOptions("bench-native4", parallelID, o.BufferPool)},
+	specs := []spec{{&c.source, sourceOptions("bench-source", sourceID, o.BufferPool)}}
+	c.vts = make([]vtarget, len(o.workerCounts()))
+	var names []string
+	for i, n := range o.workerCounts() {
+		c.vts[i] = vtarget{name: vplayerName(n), cmd: o.Vplayer, workers: n}
+		specs = append(specs, spec{&c.vts[i].server, targetOptions(vplayerServerName(n), vplayerServerID(i), o.BufferPool)})
+		names = append(names, c.vts[i].name+" target")
 	}
+	specs = append(specs,
+		spec{&c.single, targetOptions("bench-native1", single1ID, o.BufferPool)},
+		spec{&c.parallel, targetOptions("bench-native4", parallelID, o.BufferPool)})
 	if len(o.CompareVplayer) > 0 {
-		specs = append(specs, spec{&c.ctarget, targetOptions("bench-compare", compareID, o.BufferPool)})
-		c.say("Starting 5 servers from %s: source, vplayer target, comparison vplayer target, 2 native replicas; every target with the same settings", bin)
-	} else {
-		c.say("Starting 4 servers from %s: source, vplayer target, 2 native replicas; every target with the same settings", bin)
+		c.cmp = &vtarget{name: compareName(o.CompareVplayer), cmd: o.CompareVplayer}
+		specs = append(specs, spec{&c.cmp.server, targetOptions("bench-compare", compareID, o.BufferPool)})
+		names = append(names, "comparison vplayer target")
 	}
+	c.say("Starting %d servers from %s: source, %s, 2 native replicas; every target with the same settings", len(specs), bin, strings.Join(names, ", "))
 	var wg sync.WaitGroup
 	errs := make([]error, len(specs))
 	for i, sp := range specs {
@@ -164,43 +168,36 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 	if err := errors.Join(errs...); err != nil {
 		return c, fmt.Errorf("start servers: %w", err)
 	}
-	c.say("  source %s (%s), vplayer target %s, native replicas %s and %s",
-		c.source.Addr(), c.source.Version(), c.vtarget.Addr(), c.single.Addr(), c.parallel.Addr())
-	if c.ctarget != nil {
-		c.say("  comparison vplayer target %s, for %s", c.ctarget.Addr(), strings.Join(o.CompareVplayer, " "))
+	c.say("  source %s (%s), native replicas %s and %s", c.source.Addr(), c.source.Version(), c.single.Addr(), c.parallel.Addr())
+	for _, t := range c.vtargets() {
+		c.say("  %s's target %s", t.name, t.server.Addr())
 	}
 	if c.source.Flavor() != mysqld.FlavorMariaDB {
 		return c, fmt.Errorf("the benchmark's native replicas need MariaDB; %s is %s", c.source.Version(), c.source.Flavor())
 	}
 	for _, p := range []struct {
-		db **sql.DB
-		s  *mysqld.Server
-	}{{&c.src, c.source}, {&c.vdst, c.vtarget}, {&c.sdst, c.single}, {&c.pdst, c.parallel}} {
-		if *p.db, err = open(p.s); err != nil {
-			return c, err
-		}
-	}
-	c.store = workflow.New(c.vdst, "_vt")
-	for _, p := range []struct {
+		db  **sql.DB
 		pid *int
-		db  *sql.DB
-	}{{&c.sourcePID, c.src}, {&c.vtargetPID, c.vdst}, {&c.singlePID, c.sdst}, {&c.parallelPID, c.pdst}} {
-		if *p.pid, err = serverPID(ctx, p.db); err != nil {
-			return c, fmt.Errorf("read a server's process id: %w", err)
-		}
-	}
-	if c.ctarget != nil {
-		if c.cdst, err = open(c.ctarget); err != nil {
+		s   *mysqld.Server
+	}{{&c.src, &c.sourcePID, c.source}, {&c.sdst, &c.singlePID, c.single}, {&c.pdst, &c.parallelPID, c.parallel}} {
+		if *p.db, *p.pid, err = openServer(ctx, p.s); err != nil {
 			return c, err
 		}
-		c.cstore = workflow.New(c.cdst, "_vt")
-		if c.ctargetPID, err = serverPID(ctx, c.cdst); err != nil {
-			return c, fmt.Errorf("read a server's process id: %w", err)
-		}
 	}
-	targets := map[string]*sql.DB{nameVplayer: c.vdst, nameSingle: c.sdst, nameParallel: c.pdst}
-	if c.ctarget != nil {
-		targets[compareName(o.CompareVplayer)] = c.cdst
+	targets := map[string]*sql.DB{nameSingle: c.sdst, nameParallel: c.pdst}
+	var vts []*vtarget
+	for i := range c.vts {
+		vts = append(vts, &c.vts[i])
+	}
+	if c.cmp != nil {
+		vts = append(vts, c.cmp)
+	}
+	for _, t := range vts {
+		if t.db, t.pid, err = openServer(ctx, t.server); err != nil {
+			return c, err
+		}
+		t.store = workflow.New(t.db, "_vt")
+		targets[t.name] = t.db
 	}
 	if c.settings, err = settingsOf(ctx, c.src, targets); err != nil {
 		return c, err
@@ -211,7 +208,7 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 			return c, err
 		}
 	}
-	// The natives will replicate the schema from the source's binlog; vplayer's target gets it
+	// The natives will replicate the schema from the source's binlog; vplayer's targets get it
 	// directly (vplayer ignores DDL by default), and vplayer starts after it.
 	for _, t := range append([]*sql.DB{c.src}, dbs(c.vtargets())...) {
 		if err := createSchema(ctx, t); err != nil {
@@ -222,6 +219,20 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 		return c, err
 	}
 	return c, nil
+}
+
+// openServer opens s's pool (open) and reads its process id.
+func openServer(ctx context.Context, s *mysqld.Server) (*sql.DB, int, error) {
+	db, err := open(s)
+	if err != nil {
+		return nil, 0, err
+	}
+	pid, err := serverPID(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, 0, fmt.Errorf("read a server's process id: %w", err)
+	}
+	return db, pid, nil
 }
 
 // The servers' settings are what an operator who tuned nothing runs: MariaDB's defaults (the
@@ -281,13 +292,18 @@ func dbs(ts []vtarget) []*sql.DB {
 }
 
 func (c *cluster) close() {
-	for _, db := range []*sql.DB{c.src, c.vdst, c.sdst, c.pdst, c.cdst} {
+	pools := append([]*sql.DB{c.src, c.sdst, c.pdst}, dbs(c.vtargets())...)
+	servers := []*mysqld.Server{c.source, c.single, c.parallel}
+	for _, t := range c.vtargets() {
+		servers = append(servers, t.server)
+	}
+	for _, db := range pools {
 		if db != nil {
 			db.Close()
 		}
 	}
 	var wg sync.WaitGroup
-	for _, s := range []*mysqld.Server{c.source, c.vtarget, c.single, c.parallel, c.ctarget} {
+	for _, s := range servers {
 		if s != nil {
 			wg.Add(1)
 			go func() {
@@ -355,16 +371,15 @@ func (c *cluster) catchUpAll(ctx context.Context, startPos string) error {
 func (c *cluster) verify(ctx context.Context) (map[string]bool, error) {
 	equal := map[string]bool{}
 	var bad []string
-	targets := []struct {
+	type target struct {
 		name string
 		db   *sql.DB
-	}{{nameVplayer, c.vdst}, {nameSingle, c.sdst}, {nameParallel, c.pdst}}
-	if c.ctarget != nil {
-		targets = append(targets, struct {
-			name string
-			db   *sql.DB
-		}{compareName(c.o.CompareVplayer), c.cdst})
 	}
+	var targets []target
+	for _, t := range c.vtargets() {
+		targets = append(targets, target{t.name, t.db})
+	}
+	targets = append(targets, target{nameSingle, c.sdst}, target{nameParallel, c.pdst})
 	for _, t := range targets {
 		rs, err := compare.Tables(ctx, c.src, t.db, dbName, dbName, append(append([]string{}, tables...), stampTable))
 		if err != nil {

@@ -13,9 +13,9 @@ import (
 )
 
 // Lag is measured the same way for every applier, from outside it. While the source writes the
-// OLTP mix at a fixed rate, a separate connection writes the current time, in microseconds, into
-// the one row of bench_stamp every 100ms. Another connection reads that row on the target every
-// 10ms. A stamp's lag is the time at which the target first shows it (or a later stamp: the row
+// OLTP mix (at a fixed rate in the lag mode, as fast as its sessions can in the lagfull mode), a
+// separate connection writes the current time, in microseconds, into the one row of bench_stamp
+// every 100ms. Another connection reads that row on the target every 10ms. A stamp's lag is the time at which the target first shows it (or a later stamp: the row
 // only moves forward) minus the time it was written: how long a write on the source takes to be
 // visible on the target, the source's own commit included. p50 and p99 are taken over every stamp
 // of the run; after the source stops, the sampler runs on until the last stamp is seen, so a
@@ -32,10 +32,11 @@ const (
 	drainTimeout = 5 * time.Minute
 )
 
-// liveApplier is an applier run live in the lag mode.
+// liveApplier is an applier run live in the lag modes.
 type liveApplier struct {
-	name string
-	db   *sql.DB
+	name    string
+	workers int // vplayer's --apply-workers; 0 for its default and for a native replica
+	db      *sql.DB
 	// start starts the applier and returns once it has caught up with want (untimed).
 	start func(ctx context.Context, want string) error
 	// stop stops it and returns its peak RSS, when known.
@@ -43,25 +44,29 @@ type liveApplier struct {
 }
 
 func (c *cluster) liveAppliers() []liveApplier {
-	var v *vplayerProc
-	out := []liveApplier{{
-		name: nameVplayer,
-		db:   c.vdst,
-		start: func(ctx context.Context, want string) error {
-			var err error
-			if v, err = c.startVplayer(ctx, c.main(), ""); err != nil {
-				return err
-			}
-			return v.waitFor(ctx, c.store, want)
-		},
-		stop: func() (int64, error) {
-			if v == nil {
-				return 0, nil
-			}
-			rss, rerr := v.peakRSS()
-			return rss, errors.Join(v.stop(), rerr)
-		},
-	}}
+	var out []liveApplier
+	for _, t := range c.vtargets() {
+		var v *vplayerProc
+		out = append(out, liveApplier{
+			name:    t.name,
+			workers: t.workers,
+			db:      t.db,
+			start: func(ctx context.Context, want string) error {
+				var err error
+				if v, err = c.startVplayer(ctx, t, ""); err != nil {
+					return err
+				}
+				return v.waitFor(ctx, t.store, want)
+			},
+			stop: func() (int64, error) {
+				if v == nil {
+					return 0, nil
+				}
+				rss, rerr := v.peakRSS()
+				return rss, errors.Join(v.stop(), rerr)
+			},
+		})
+	}
 	for _, n := range c.natives() {
 		out = append(out, liveApplier{
 			name: n.name,
@@ -81,21 +86,46 @@ func (c *cluster) liveAppliers() []liveApplier {
 	return out
 }
 
-// lag measures each applier's lag in turn while the source writes at the configured rate, then
-// lets every applier catch up and compares the targets with the source.
-func (c *cluster) lag(ctx context.Context) (*Result, error) {
-	c.say("\n== lag: the source writes %d transactions/s of the oltp_write_only mix for %v while each applier runs, one at a time", c.o.Rate, c.o.Duration)
-	r := c.newResult(ModeLag)
+// lagLoad is how the source writes in a lag mode: at rate transactions/s from
+// generatorWorkers sessions (lag), or as fast as clients sessions can (lagfull, rate 0).
+type lagLoad struct {
+	rate, clients int
+	duration      time.Duration
+}
+
+func (c *cluster) lagLoadOf(mode string) lagLoad {
+	if mode == ModeLagFull {
+		return lagLoad{rate: 0, clients: c.o.Clients, duration: c.o.durationOf(mode)}
+	}
+	return lagLoad{rate: c.o.Rate, clients: generatorWorkers, duration: c.o.durationOf(mode)}
+}
+
+// describe is how the source writes, for the progress lines and the table's header.
+func (l lagLoad) describe() string {
+	if l.rate == 0 {
+		return fmt.Sprintf("as fast as %d sessions can (no pacing) for %v", l.clients, l.duration)
+	}
+	return fmt.Sprintf("%d transactions/s from %d sessions for %v", l.rate, l.clients, l.duration)
+}
+
+// lag measures each applier's lag in turn while the source writes as mode says (lag: at the
+// configured rate; lagfull: unpaced), then lets every applier catch up and compares the targets
+// with the source.
+func (c *cluster) lag(ctx context.Context, mode string) (*Result, error) {
+	load := c.lagLoadOf(mode)
+	c.say("\n== %s: the source writes the oltp_write_only mix %s while each applier runs, one at a time", mode, load.describe())
+	r := c.newResult(mode)
 	r.Workload = Workload{
 		Description:  oltpBacklog.describe,
-		Generator:    "built-in (sysbench is not used)",
+		Generator:    fmt.Sprintf("built-in, %d sessions (sysbench is not used)", load.clients),
 		Tables:       len(tables),
 		RowsPerTable: c.o.RowsPerTable,
-		Rate:         c.o.Rate,
-		Seconds:      c.o.Duration.Seconds(),
+		Rate:         load.rate,
+		Clients:      load.clients,
+		Seconds:      load.duration.Seconds(),
 	}
 	for i, a := range c.liveAppliers() {
-		res, st, err := c.lagPhase(ctx, a, seedFor(ModeLag)+uint64(i))
+		res, st, err := c.lagPhase(ctx, a, load, seedFor(mode)+uint64(i))
 		if err != nil {
 			return r, fmt.Errorf("lag of %s: %w", a.name, err)
 		}
@@ -113,19 +143,20 @@ func (c *cluster) lag(ctx context.Context) (*Result, error) {
 	return r, err
 }
 
-// lagPhase runs one applier live under the paced workload and measures its stamps' lag.
-func (c *cluster) lagPhase(ctx context.Context, a liveApplier, seed uint64) (Applier, genStats, error) {
-	res := Applier{Name: a.name}
+// lagPhase runs one applier live under the workload and measures its stamps' lag.
+func (c *cluster) lagPhase(ctx context.Context, a liveApplier, load lagLoad, seed uint64) (Applier, genStats, error) {
+	res := Applier{Name: a.name, ApplyWorkers: a.workers}
+	oltp := func(g *rowGen, _ int64) []string { return g.oltpWrite() }
 	// Warm up: transactions on every table, caught up before the clock starts, so that no
 	// applier pays for opening tables or loading their definitions while it is measured.
-	if _, err := generate(ctx, c.src, warmupTransactions, c.o.RowsPerTable, seed^1, nil, func(g *rowGen, _ int64) []string { return g.oltpWrite() }); err != nil {
+	if _, err := generate(ctx, c.src, generatorWorkers, warmupTransactions, c.o.RowsPerTable, seed^1, nil, oltp); err != nil {
 		return res, genStats{}, err
 	}
 	want, err := c.sourcePos(ctx)
 	if err != nil {
 		return res, genStats{}, err
 	}
-	c.say("  %s: catching up first (untimed, with %d warm-up transactions), then %v at %d txn/s...", a.name, warmupTransactions, c.o.Duration, c.o.Rate)
+	c.say("  %s: catching up first (untimed, with %d warm-up transactions), then the source writes %s...", a.name, warmupTransactions, load.describe())
 	if err := a.start(ctx, want); err != nil {
 		a.stop()
 		return res, genStats{}, err
@@ -138,7 +169,7 @@ func (c *cluster) lagPhase(ctx context.Context, a liveApplier, seed uint64) (App
 	wctx, stopStamps := context.WithCancel(ctx)
 	stamped := make(chan stampResult, 1)
 	go func() { stamped <- writeStamps(wctx, c.src) }()
-	st, genErr := generate(ctx, c.src, 0, c.o.RowsPerTable, seed, &pace{rate: c.o.Rate, duration: c.o.Duration}, func(g *rowGen, _ int64) []string { return g.oltpWrite() })
+	st, genErr := generate(ctx, c.src, load.clients, 0, c.o.RowsPerTable, seed, &pace{rate: load.rate, duration: load.duration}, oltp)
 	stopStamps()
 	sr := <-stamped
 	err = errors.Join(genErr, sr.err)
@@ -146,7 +177,7 @@ func (c *cluster) lagPhase(ctx context.Context, a liveApplier, seed uint64) (App
 		err = errors.New("no stamp was written")
 	}
 	if err == nil {
-		err = smp.waitFor(ctx, sr.stamps[len(sr.stamps)-1], drainTimeout)
+		err = smp.waitFor(ctx, sr.stamps[len(sr.stamps)-1], max(drainTimeout, 5*load.duration))
 	}
 	stopSampler()
 	if serr := <-sampled; err == nil {

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,5 +79,33 @@ func TestPercentile(t *testing.T) {
 				t.Errorf("percentile(%v)=%v, want %v", tt.p, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestRowGen_hotRow(t *testing.T) {
+	g := newRowGen(1, 0, 1000)
+	seen := map[string]bool{}
+	for range 500 {
+		stmts := g.hotRow()
+		if len(stmts) != 1 {
+			t.Fatalf("hotRow() gave %d statements, want one", len(stmts))
+		}
+		q := stmts[0]
+		_, id, ok := strings.Cut(q, " WHERE id = ")
+		if !ok || !strings.HasPrefix(q, "UPDATE `bench`.`sbtest1` SET c = '") {
+			t.Fatalf("hotRow()=%q, want an UPDATE of c in sbtest1 by id", q)
+		}
+		seen[id] = true
+	}
+	if len(seen) != hotRows {
+		t.Errorf("hotRow() updated ids %v, want each of 1..%d", seen, hotRows)
+	}
+	for id := range seen {
+		if n, err := strconv.Atoi(id); err != nil || n < 1 || n > hotRows {
+			t.Errorf("hotRow() updated id %q, want 1..%d", id, hotRows)
+		}
+	}
+	if small := newRowGen(1, 0, 3); small.hotRow()[0] == "" {
+		t.Error("hotRow() on 3 rows")
 	}
 }

@@ -36,11 +36,12 @@ func (c *cluster) profileVplayer(ctx context.Context, mode, want string, st genS
 	cfg := stream.DefaultConfig()
 	cfg.Workflow = workflowName
 	cfg.Source = stream.Source{Host: "127.0.0.1", Port: uint16(c.source.Port()), User: "root", DB: dbName, Pool: srcPool}
-	cfg.Target, cfg.TargetDB = c.vdst, dbName
+	t := c.main()
+	cfg.Target, cfg.TargetDB = t.db, dbName
 	cfg.ProgressDeadline, cfg.RetryDelay = 10*time.Minute, time.Second
 	cfg.ServerID, cfg.Options = binlog.ServerIDFor(workflowName), "{}"
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cpu := startCPU(os.Getpid(), c.vtargetPID, c.sourcePID)
+	cpu := startCPU(os.Getpid(), t.pid, c.sourcePID)
 	began := time.Now()
 	if err := stream.Preflight(ctx, cfg); err != nil {
 		return tm, err
@@ -81,7 +82,7 @@ func (c *cluster) profileVplayer(ctx context.Context, mode, want string, st genS
 		defer close(done)
 		runErr = s.Run(sctx)
 	}()
-	err = waitRecord(ctx, c.store, want, done, func() error { return fmt.Errorf("in-process vplayer ended: %v", runErr) })
+	err = waitRecord(ctx, t.store, want, done, func() error { return fmt.Errorf("in-process vplayer ended: %v", runErr) })
 	tm.took = time.Since(began)
 	used := cpu.stop()
 	tm.applierCPU, tm.targetCPU, tm.sourceCPU = used[0], used[1], used[2]

@@ -22,11 +22,12 @@ type Result struct {
 	CPUs     int      `json:"cpus"`
 	Settings Settings `json:"settings"`
 	Workload Workload `json:"workload"`
-	// Appliers are vplayer first, then the comparison build if any (--compare-vplayer; catchup
-	// and insert modes), then the native replicas.
+	// Appliers are vplayer first, one row per worker count (--apply-workers), then the
+	// comparison build if any (--compare-vplayer; catch-up modes), then the native replicas.
 	Appliers []Applier `json:"appliers"`
-	// Ratios are vplayer's throughput divided by each other applier's, keyed
-	// "vplayer/<applier name>" (catchup and insert modes).
+	// Ratios are throughputs divided, keyed "<applier>/<other applier>" (catch-up modes): each
+	// vplayer row's over each native replica's, the first vplayer row's over the comparison
+	// build's, and each vplayer row with N > 1 workers over the one with 1 worker.
 	Ratios map[string]float64 `json:"ratios,omitempty"`
 	// CompareFirst reports that the comparison build was timed before vplayer, not after it.
 	CompareFirst bool `json:"compare_first,omitempty"`
@@ -54,14 +55,20 @@ type Workload struct {
 	RowsPerTable int    `json:"rows_per_table"`
 	Transactions int64  `json:"transactions"`
 	RowChanges   int64  `json:"row_changes"`
-	// Rate and Seconds are the lag mode's target rate (transactions/s) and duration per applier.
+	// Rate and Seconds are the lag mode's target rate (transactions/s; 0 in the lagfull mode,
+	// whose source is not paced) and the lag modes' duration per applier; Clients is how many
+	// sessions wrote the source during the measurement.
 	Rate    int     `json:"rate,omitempty"`
+	Clients int     `json:"clients,omitempty"`
 	Seconds float64 `json:"seconds,omitempty"`
 }
 
 // Applier is one applier's figures.
 type Applier struct {
 	Name string `json:"name"`
+	// ApplyWorkers is the --apply-workers vplayer ran with; 0 for the binary's default (no flag
+	// passed) and for the other appliers.
+	ApplyWorkers int `json:"apply_workers,omitempty"`
 	// Seconds is the catch-up time (catchup and insert modes).
 	Seconds            float64 `json:"seconds,omitempty"`
 	TransactionsPerSec float64 `json:"transactions_per_sec,omitempty"`
@@ -104,8 +111,11 @@ func (s Settings) withTiming(t string) Settings {
 }
 
 func timingNote(mode string) string {
-	if mode == ModeLag {
+	switch mode {
+	case ModeLag:
 		return "appliers run one at a time while the source writes at a fixed rate; a timestamp row written on the source every 100ms is read on the target every 10ms; lag = time first seen on the target - time written"
+	case ModeLagFull:
+		return "appliers run one at a time while the source writes as fast as its sessions can; a timestamp row written on the source every 100ms is read on the target every 10ms; lag = time first seen on the target - time written"
 	}
 	return "appliers catch up one at a time, never two at once; vplayer from process start until its record's pos contains the source position (polled every 10ms); native from START SLAVE until MASTER_GTID_WAIT returns"
 }
@@ -125,18 +135,54 @@ func figures(a Applier, tm timing, st genStats) Applier {
 	return a
 }
 
-// ratios fills Ratios: vplayer's transactions per second over each other applier's.
+// isNative reports a native replica's row.
+func isNative(name string) bool { return name == nameSingle || name == nameParallel }
+
+// isCompare reports the comparison build's row.
+func isCompare(name string) bool { return strings.HasPrefix(name, comparePrefix) }
+
+// ratios fills Ratios: each vplayer row's transactions per second over each native replica's,
+// the first vplayer row's over the comparison build's, and each row with N > 1 workers over the
+// row with 1 worker.
 func (r *Result) ratios() {
-	if len(r.Appliers) == 0 || r.Appliers[0].Name != nameVplayer {
+	set := func(a, b Applier) {
+		if b.TransactionsPerSec <= 0 {
+			return
+		}
+		if r.Ratios == nil {
+			r.Ratios = map[string]float64{}
+		}
+		r.Ratios[a.Name+"/"+b.Name] = round(a.TransactionsPerSec/b.TransactionsPerSec, 2)
+	}
+	var first, one *Applier
+	for i, a := range r.Appliers {
+		if isNative(a.Name) {
+			continue
+		}
+		for _, n := range r.Appliers {
+			if isNative(n.Name) {
+				set(a, n)
+			}
+		}
+		if isCompare(a.Name) {
+			if first != nil {
+				set(*first, a)
+			}
+			continue
+		}
+		if first == nil {
+			first = &r.Appliers[i]
+		}
+		if a.ApplyWorkers == 1 {
+			one = &r.Appliers[i]
+		}
+	}
+	if one == nil {
 		return
 	}
-	v := r.Appliers[0].TransactionsPerSec
-	for _, a := range r.Appliers[1:] {
-		if a.TransactionsPerSec > 0 {
-			if r.Ratios == nil {
-				r.Ratios = map[string]float64{}
-			}
-			r.Ratios[nameVplayer+"/"+a.Name] = round(v/a.TransactionsPerSec, 2)
+	for _, a := range r.Appliers {
+		if a.ApplyWorkers > 1 {
+			set(a, *one)
 		}
 	}
 }
@@ -185,37 +231,48 @@ func mib(b int64) string {
 func (r *Result) print(w io.Writer) {
 	fmt.Fprintf(w, "\n%s (%s, %d CPUs)\n%s\n", strings.ToUpper(r.Mode), r.Server, r.CPUs, r.Settings.line())
 	wl := r.Workload
-	if r.Mode == ModeLag {
-		fmt.Fprintf(w, "source at %d txn/s for %.0fs per applier, %s; %d tables x %d rows\n", wl.Rate, wl.Seconds, wl.Description, wl.Tables, wl.RowsPerTable)
-	} else {
+	switch r.Mode {
+	case ModeLag:
+		fmt.Fprintf(w, "source at %d txn/s for %.0fs per applier, %s; %d tables x %d rows; %s\n", wl.Rate, wl.Seconds, wl.Description, wl.Tables, wl.RowsPerTable, wl.Generator)
+	case ModeLagFull:
+		fmt.Fprintf(w, "source unpaced, as fast as %d sessions can, for %.0fs per applier, %s; %d tables x %d rows; %s\n", wl.Clients, wl.Seconds, wl.Description, wl.Tables, wl.RowsPerTable, wl.Generator)
+	default:
 		fmt.Fprintf(w, "backlog: %d transactions, %d row changes (%s); %d tables x %d rows\n", wl.Transactions, wl.RowChanges, wl.Description, wl.Tables, wl.RowsPerTable)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if r.Mode == ModeLag {
+	if r.Mode == ModeLag || r.Mode == ModeLagFull {
 		fmt.Fprintln(tw, "applier\tsource txn/s\tsource commit p99\tstamps\tlag p50\tlag p99\tlag max\tpeak RSS\ttarget\t")
 		for _, a := range r.Appliers {
 			fmt.Fprintf(tw, "%s\t%.0f\t%.0f ms\t%d\t%.0f ms\t%.0f ms\t%.0f ms\t%s\t%s\t\n", a.Name, a.SourceRate, a.SourceCommitP99Ms, a.Stamps, a.LagP50Ms, a.LagP99Ms, a.LagMaxMs, mib(a.PeakRSSBytes), equalWord(a.TargetEqual))
 		}
 	} else {
-		fmt.Fprintln(tw, "applier\tseconds\ttxn/s\trows/s\tvplayer/this\tpeak RSS\tCPU vplayer/target/source\ttarget\t")
+		fmt.Fprintln(tw, "applier\tseconds\ttxn/s\trows/s\tvs native 1\tvs native 4\tpeak RSS\tCPU vplayer/target/source\ttarget\t")
 		for _, a := range r.Appliers {
-			ratio := "-"
-			if v, ok := r.Ratios[nameVplayer+"/"+a.Name]; ok {
-				ratio = fmt.Sprintf("%.2fx", v)
-			}
-			fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t\n", a.Name, a.Seconds, a.TransactionsPerSec, a.RowsPerSec, ratio, mib(a.PeakRSSBytes), a.cpu(), equalWord(a.TargetEqual))
+			fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", a.Name, a.Seconds, a.TransactionsPerSec, a.RowsPerSec,
+				r.ratioCell(a.Name, nameSingle), r.ratioCell(a.Name, nameParallel), mib(a.PeakRSSBytes), a.cpu(), equalWord(a.TargetEqual))
 		}
 	}
 	tw.Flush()
 	if line := r.compareLine(); line != "" {
 		fmt.Fprintln(w, line)
 	}
+	for _, line := range r.workersLines() {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// ratioCell is Ratios' a/b as "2.50x", "-" when there is none.
+func (r *Result) ratioCell(a, b string) string {
+	if v, ok := r.Ratios[a+"/"+b]; ok {
+		return fmt.Sprintf("%.2fx", v)
+	}
+	return "-"
 }
 
 // compareLine sums up the build under test against the comparison build (--compare-vplayer):
 // the ratio of their throughputs and the difference in percent; empty without one.
 func (r *Result) compareLine() string {
-	if len(r.Appliers) < 2 || r.Appliers[0].Name != nameVplayer || !strings.HasPrefix(r.Appliers[1].Name, comparePrefix) {
+	if len(r.Appliers) < 2 || isNative(r.Appliers[0].Name) || isCompare(r.Appliers[0].Name) || !isCompare(r.Appliers[1].Name) {
 		return ""
 	}
 	v, cmp := r.Appliers[0], r.Appliers[1]

@@ -34,7 +34,8 @@ type vplayerProc struct {
 }
 
 // startVplayer runs t's vplayer binary on the bench workflow on t's target, its output to a log
-// file. A non-empty startPos is passed as --start-pos (it only matters before the record exists).
+// file. A non-empty startPos is passed as --start-pos (it only matters before the record exists);
+// t's worker count, when not 0, as --apply-workers.
 func (c *cluster) startVplayer(ctx context.Context, t vtarget, startPos string) (*vplayerProc, error) {
 	args := append([]string{}, t.cmd[1:]...)
 	args = append(args, "run",
@@ -46,6 +47,9 @@ func (c *cluster) startVplayer(ctx context.Context, t vtarget, startPos string) 
 	)
 	if startPos != "" {
 		args = append(args, "--start-pos", startPos)
+	}
+	if t.workers > 0 {
+		args = append(args, "--apply-workers", strconv.Itoa(t.workers))
 	}
 	logf, err := os.CreateTemp(c.tmp, "vplayer-*.log")
 	if err != nil {

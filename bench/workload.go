@@ -110,6 +110,20 @@ func (g *rowGen) oltpWrite() []string {
 	return out
 }
 
+// hotRows is how many rows the hotrow backlog updates: ids 1..hotRows of its table.
+const hotRows = 10
+
+// hotRow returns one hotrow transaction, the statement of sysbench's oltp_update_non_index: a
+// new c for one of the first hotRows rows of the first table, in autocommit.
+func (g *rowGen) hotRow() []string {
+	b := append(g.buf[:0], "UPDATE "+qualified(tables[0])+" SET c = '"...)
+	b = g.digits(b, 10)
+	b = append(b, "' WHERE id = "...)
+	b = strconv.AppendInt(b, int64(1+g.rng.IntN(min(hotRows, g.rows))), 10)
+	g.buf = b
+	return []string{string(b)}
+}
+
 // inserts returns one insert-only transaction with ids taken from next: half are one single-row
 // INSERT, a quarter one 10-row INSERT, a quarter five single-row INSERTs into one table.
 func (g *rowGen) inserts(next map[string]*atomic.Int64) []string {
@@ -177,21 +191,22 @@ type genStats struct {
 	Elapsed      time.Duration
 }
 
-// pace, when not nil, schedules transaction i no earlier than start + i/rate and stops the
-// generator at start + duration.
+// pace, when not nil, stops the generator at start + duration and, with a rate above 0,
+// schedules transaction i no earlier than start + i/rate; with rate 0 every connection writes as
+// fast as it can.
 type pace struct {
 	rate     int
 	duration time.Duration
 }
 
-// generate runs n transactions (n <= 0: until the pace's duration ends) from next on
-// generatorWorkers connections of db. Deadlocks and lock wait timeouts are retried.
-func generate(ctx context.Context, db *sql.DB, n int64, rows int, seed uint64, p *pace, next txnSource) (genStats, error) {
+// generate runs n transactions (n <= 0: until the pace's duration ends) from next on workers
+// connections of db. Deadlocks and lock wait timeouts are retried.
+func generate(ctx context.Context, db *sql.DB, workers int, n int64, rows int, seed uint64, p *pace, next txnSource) (genStats, error) {
 	var claimed, txns, affected atomic.Int64
 	start := time.Now()
 	var wg sync.WaitGroup
-	errs := make([]error, generatorWorkers)
-	for w := range generatorWorkers {
+	errs := make([]error, workers)
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -207,7 +222,10 @@ func generate(ctx context.Context, db *sql.DB, n int64, rows int, seed uint64, p
 				if n > 0 && i >= n {
 					return
 				}
-				if p != nil {
+				if p != nil && p.rate == 0 && time.Since(start) >= p.duration {
+					return
+				}
+				if p != nil && p.rate > 0 {
 					at := start.Add(time.Duration(i) * time.Second / time.Duration(p.rate))
 					if at.Sub(start) >= p.duration {
 						return
