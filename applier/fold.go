@@ -212,23 +212,37 @@ func (f *fold) appendTo(b *batch, mode, gtid string) error {
 		gtid = f.gtid0 + ".." + gtid
 	}
 	for _, ft := range f.tables {
-		var dels, upKeys, insKeys []string
-		var inserts, ups []event.Row
+		// The key lists go into the checks, which live as long as b: one new array holds
+		// them. The images only go into SQL: they are put in f's slices, kept for next time.
+		nd, nu, ni := 0, 0, 0
 		for i := range ft.order {
-			r := &ft.order[i]
-			k := r.key
-			switch {
+			switch r := &ft.order[i]; {
 			case r.deleted && !r.created:
-				dels = append(dels, k)
+				nd++
+			case r.deleted:
+			case r.created:
+				ni++
+			default:
+				nu++
+			}
+		}
+		keys := make([]string, 0, nd+nu+ni)
+		dels, upKeys, insKeys := keys[0:0:nd], keys[nd:nd:nd+nu], keys[nd+nu:nd+nu]
+		ups, inserts := f.ups[:0], f.ins[:0]
+		for i := range ft.order {
+			switch r := &ft.order[i]; {
+			case r.deleted && !r.created:
+				dels = append(dels, r.key)
 			case r.deleted:
 			case r.created:
 				inserts = append(inserts, event.Row{After: r.after})
-				insKeys = append(insKeys, k)
+				insKeys = append(insKeys, r.key)
 			default:
 				ups = append(ups, event.Row{After: r.after})
-				upKeys = append(upKeys, k)
+				upKeys = append(upKeys, r.key)
 			}
 		}
+		f.ups, f.ins = ups, inserts
 		from := ft.shapeSuffix()
 		for len(dels) > 0 {
 			n := min(len(dels), foldChunk)
@@ -269,6 +283,14 @@ func (f *fold) appendTo(b *batch, mode, gtid string) error {
 			}
 			inserts, insKeys = inserts[n:], insKeys[n:]
 		}
+		clear(f.ups) // drop the row images
+		clear(f.ins)
+	}
+	if cap(f.ups) > keepFold {
+		f.ups = nil
+	}
+	if cap(f.ins) > keepFold {
+		f.ins = nil
 	}
 	for _, ft := range f.tables {
 		ft.empty()
