@@ -2,6 +2,7 @@ package applier
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/vplayer/vplayer/event"
@@ -52,6 +53,12 @@ func benchmarkPlan(b *testing.B, writesets bool) {
 	unique.uniques = []uniqueKey{{name: "PRIMARY", cols: []int{0}, exact: true}, {name: "v", cols: []int{2}, exact: true}}
 	a := New(Config{})
 	a.tables.checked[ft], a.tables.checked[ut] = folded, unique
+	runPlan(b, a, items, writesets)
+}
+
+// runPlan plans items, one fetch, once per iteration on one planner, as the applier does, and
+// reports the time per row change.
+func runPlan(b *testing.B, a *Applier, items []*event.Event, writesets bool) {
 	p := newPlanner(planConfig{maxBatch: a.maxBatch, writesets: writesets}, "")
 	ctx := b.Context()
 	run := func(steps []step, err error) {
@@ -79,4 +86,88 @@ func benchmarkPlan(b *testing.B, writesets bool) {
 		}
 		run(p.EndFetch())
 	}
+	rows := 0
+	for _, e := range items {
+		rows += len(e.Rows)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+}
+
+// sbRow returns a row of sysbench's sbtest table (id INT, k INT, c CHAR(120), pad CHAR(60)) as
+// the reader decodes it: c and pad are groups of 11 digits joined by '-'.
+func sbRow(r *rand.Rand, id int32) []any {
+	digits := func(groups int) string {
+		buf := make([]byte, 0, groups*12)
+		for g := 0; g < groups; g++ {
+			if g > 0 {
+				buf = append(buf, '-')
+			}
+			for i := 0; i < 11; i++ {
+				buf = append(buf, byte('0'+r.IntN(10)))
+			}
+		}
+		return string(buf)
+	}
+	return []any{id, r.Int32N(1 << 20), digits(10), digits(5)}
+}
+
+// sbSetup returns an applier whose table cache knows sysbench's sbtest1 and the binlog table
+// its rows events name.
+func sbSetup() (*Applier, *event.Table) {
+	t := buildTable(tableDef{schema: "sbtest", name: "sbtest1", cols: []column{
+		{name: "id", dataType: "int", notNull: true},
+		{name: "k", dataType: "int", notNull: true},
+		{name: "c", dataType: "char", notNull: true, collation: "latin1_bin", length: 120},
+		{name: "pad", dataType: "char", notNull: true, collation: "latin1_bin", length: 60},
+	}, uniques: []index{{name: "PRIMARY", cols: []string{"id"}, primary: true}}})
+	bt := &event.Table{Schema: "sbtest", Name: "sbtest1", ColumnCount: 4}
+	a := New(Config{})
+	a.tables.checked[bt] = t
+	return a, bt
+}
+
+// BenchmarkPlan_sysbenchWrite plans one fetch of 500 transactions of sysbench's oltp_write_only
+// on one table (an index update, a non-index update, a delete and the insert of the same id,
+// random ids), all folded, writesets off.
+func BenchmarkPlan_sysbenchWrite(b *testing.B) {
+	a, bt := sbSetup()
+	r := rand.New(rand.NewPCG(1, 2))
+	var items []*event.Event
+	for i := 0; i < 500; i++ {
+		id := r.Int32N(1000000) + 1
+		old := sbRow(r, id)
+		k := append([]any(nil), old...)
+		k[1] = k[1].(int32) + 1
+		c := append([]any(nil), k...)
+		c[2] = sbRow(r, id)[2]
+		ins := sbRow(r, id)
+		rows := func(kind event.RowKind, rs ...event.Row) *event.Event {
+			return &event.Event{Type: event.Rows, Table: bt, Kind: kind, Rows: rs, Size: 250}
+		}
+		items = append(items,
+			&event.Event{Type: event.Begin, GTID: fmt.Sprintf("0-1-%d", i+1), Timestamp: 1},
+			rows(event.Update, event.Row{Before: old, After: k}),
+			rows(event.Update, event.Row{Before: k, After: c}),
+			rows(event.Delete, event.Row{Before: c}),
+			rows(event.Insert, event.Row{After: ins}),
+			&event.Event{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", i+1), Timestamp: 1},
+		)
+	}
+	runPlan(b, a, items, false)
+}
+
+// BenchmarkPlan_sysbenchInsert plans one fetch of 1000 transactions of sysbench's oltp_insert:
+// one row each, ascending ids, all folded into plain INSERTs, writesets off.
+func BenchmarkPlan_sysbenchInsert(b *testing.B) {
+	a, bt := sbSetup()
+	r := rand.New(rand.NewPCG(1, 2))
+	var items []*event.Event
+	for i := 0; i < 1000; i++ {
+		items = append(items,
+			&event.Event{Type: event.Begin, GTID: fmt.Sprintf("0-1-%d", i+1), Timestamp: 1},
+			&event.Event{Type: event.Rows, Table: bt, Kind: event.Insert, Rows: []event.Row{{After: sbRow(r, int32(i+1))}}, Size: 220},
+			&event.Event{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", i+1), Timestamp: 1},
+		)
+	}
+	runPlan(b, a, items, false)
 }

@@ -1,6 +1,7 @@
 package applier
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/vplayer/vplayer/event"
@@ -28,9 +29,17 @@ const (
 // in by a plain INSERT, and a row written there directly fails it with a duplicate-key error, as
 // it would without folding. A key first seen updated or deleted existed: its final image goes in
 // by INSERT ... ON DUPLICATE KEY UPDATE, which leaves the row as the image says.
+//
+// A fold is reused from one target transaction to the next: its tables' maps and slices are
+// emptied, not dropped, so that a steady stream of batches folds without allocating more than
+// each new key's string.
 type fold struct {
-	tables []*foldTable
+	tables []*foldTable // in first-change order
 	byT    map[*table]*foldTable
+	spare  []*foldTable // emptied, for the next tables
+	key    []byte       // where keys are built, to look them up without allocating
+	ups    []event.Row  // appendTo's images of keys that existed, reused
+	ins    []event.Row  // appendTo's images of keys the fold created, reused
 	rows   int
 	bytes  int
 	gtid0  string // the first source transaction the fold holds
@@ -38,10 +47,20 @@ type fold struct {
 
 type foldTable struct {
 	t     *table
-	order []string // keys in first-change order
-	rows  map[string]*foldRow
+	order []foldEntry            // every key's net change, in first-change order
+	index map[string]int32       // key → its entry in order
 	kinds [event.Delete + 1]bool // the kinds of source row changes folded
 }
+
+// foldEntry is the net change of the key literal key.
+type foldEntry struct {
+	key string
+	foldRow
+}
+
+// keepFold bounds the keys of a table whose map and slice a fold keeps for the next batch: a
+// larger one (a big source transaction) is dropped rather than kept and cleared each time.
+const keepFold = 8192
 
 // shapeSuffix names the source's row changes that a folded statement stands for, so that a
 // stall message naming vplayer's statement also says what the source did.
@@ -74,37 +93,63 @@ func (f *fold) table(t *table) *foldTable {
 	}
 	ft := f.byT[t]
 	if ft == nil {
-		ft = &foldTable{t: t, rows: map[string]*foldRow{}}
+		if n := len(f.spare); n > 0 {
+			ft, f.spare = f.spare[n-1], f.spare[:n-1]
+		} else {
+			ft = new(foldTable)
+		}
+		ft.t = t
+		if ft.index == nil {
+			ft.index = map[string]int32{}
+		}
 		f.byT[t] = ft
 		f.tables = append(f.tables, ft)
 	}
 	return ft
 }
 
+// empty makes ft hold nothing, keeping its map and slice unless they grew past keepFold.
+func (ft *foldTable) empty() {
+	if len(ft.order) > keepFold {
+		ft.order, ft.index = nil, nil
+	} else {
+		clear(ft.order) // drop the row images
+		ft.order = ft.order[:0]
+		clear(ft.index)
+	}
+	ft.t = nil
+	ft.kinds = [event.Delete + 1]bool{}
+}
+
 // keyOf returns the key literal of image vals: the primary key columns as the SQL tuple that
 // identifies the row, which is also its identity in the fold.
 func keyOf(t *table, vals []any) (string, error) {
-	var buf []byte
-	var err error
-	if len(t.key) == 1 {
-		buf, err = appendValue(buf, &t.cols[t.key[0]], vals[t.key[0]])
-	} else {
-		buf, err = appendTuple(buf, t, t.key, vals)
-	}
+	buf, err := appendKey(nil, t, vals)
 	return string(buf), err
 }
 
-// set records r as the net change of key; created says whether this change creates the key,
-// which counts only for the key's first change in the fold.
-func (ft *foldTable) set(key string, r foldRow, created bool) {
-	cur := ft.rows[key]
-	if cur == nil {
-		cur = &foldRow{created: created}
-		ft.rows[key] = cur
-		ft.order = append(ft.order, key)
+// appendKey appends the key literal of image vals to buf.
+func appendKey(buf []byte, t *table, vals []any) ([]byte, error) {
+	if len(t.key) == 1 {
+		return appendValue(buf, &t.cols[t.key[0]], vals[t.key[0]])
 	}
-	r.created = cur.created
-	*cur = r
+	return appendTuple(buf, t, t.key, vals)
+}
+
+// set records r as the net change of key; created says whether this change creates the key,
+// which counts only for the key's first change in the fold. key is only read: a key seen
+// before costs no allocation.
+func (ft *foldTable) set(key []byte, r foldRow, created bool) {
+	if i, ok := ft.index[string(key)]; ok {
+		e := &ft.order[i]
+		r.created = e.created
+		e.foldRow = r
+		return
+	}
+	k := string(key)
+	ft.index[k] = int32(len(ft.order))
+	r.created = created
+	ft.order = append(ft.order, foldEntry{key: k, foldRow: r})
 }
 
 // add folds the rows of one rows event of a foldable table, size its binlog bytes.
@@ -118,32 +163,33 @@ func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int, gti
 		ft.kinds[kind] = true
 	}
 	for _, r := range rows {
+		var err error
 		switch kind {
 		case event.Insert:
-			k, err := keyOf(t, r.After)
-			if err != nil {
+			if f.key, err = appendKey(f.key[:0], t, r.After); err != nil {
 				return err
 			}
-			ft.set(k, foldRow{after: r.After}, true)
+			ft.set(f.key, foldRow{after: r.After}, true)
 		case event.Update:
-			kb, err := keyOf(t, r.Before)
-			if err != nil {
+			// Both keys in f.key, the before image's first.
+			if f.key, err = appendKey(f.key[:0], t, r.Before); err != nil {
 				return err
 			}
-			ka, err := keyOf(t, r.After)
-			if err != nil {
+			n := len(f.key)
+			if f.key, err = appendKey(f.key, t, r.After); err != nil {
 				return err
 			}
-			if kb != ka {
+			kb, ka := f.key[:n:n], f.key[n:]
+			moved := !bytes.Equal(kb, ka)
+			if moved {
 				ft.set(kb, foldRow{deleted: true}, false)
 			}
-			ft.set(ka, foldRow{after: r.After}, kb != ka)
+			ft.set(ka, foldRow{after: r.After}, moved)
 		case event.Delete:
-			k, err := keyOf(t, r.Before)
-			if err != nil {
+			if f.key, err = appendKey(f.key[:0], t, r.Before); err != nil {
 				return err
 			}
-			ft.set(k, foldRow{deleted: true}, false)
+			ft.set(f.key, foldRow{deleted: true}, false)
 		}
 		f.rows++
 	}
@@ -166,22 +212,37 @@ func (f *fold) appendTo(b *batch, mode, gtid string) error {
 		gtid = f.gtid0 + ".." + gtid
 	}
 	for _, ft := range f.tables {
-		var dels, upKeys, insKeys []string
-		var inserts, ups []event.Row
-		for _, k := range ft.order {
-			r := ft.rows[k]
-			switch {
+		// The key lists go into the checks, which live as long as b: one new array holds
+		// them. The images only go into SQL: they are put in f's slices, kept for next time.
+		nd, nu, ni := 0, 0, 0
+		for i := range ft.order {
+			switch r := &ft.order[i]; {
 			case r.deleted && !r.created:
-				dels = append(dels, k)
+				nd++
+			case r.deleted:
+			case r.created:
+				ni++
+			default:
+				nu++
+			}
+		}
+		keys := make([]string, 0, nd+nu+ni)
+		dels, upKeys, insKeys := keys[0:0:nd], keys[nd:nd:nd+nu], keys[nd+nu:nd+nu]
+		ups, inserts := f.ups[:0], f.ins[:0]
+		for i := range ft.order {
+			switch r := &ft.order[i]; {
+			case r.deleted && !r.created:
+				dels = append(dels, r.key)
 			case r.deleted:
 			case r.created:
 				inserts = append(inserts, event.Row{After: r.after})
-				insKeys = append(insKeys, k)
+				insKeys = append(insKeys, r.key)
 			default:
 				ups = append(ups, event.Row{After: r.after})
-				upKeys = append(upKeys, k)
+				upKeys = append(upKeys, r.key)
 			}
 		}
+		f.ups, f.ins = ups, inserts
 		from := ft.shapeSuffix()
 		for len(dels) > 0 {
 			n := min(len(dels), foldChunk)
@@ -222,8 +283,21 @@ func (f *fold) appendTo(b *batch, mode, gtid string) error {
 			}
 			inserts, insKeys = inserts[n:], insKeys[n:]
 		}
+		clear(f.ups) // drop the row images
+		clear(f.ins)
+	}
+	if cap(f.ups) > keepFold {
+		f.ups = nil
+	}
+	if cap(f.ins) > keepFold {
+		f.ins = nil
+	}
+	for _, ft := range f.tables {
+		ft.empty()
+		f.spare = append(f.spare, ft)
 	}
 	clear(f.byT)
+	clear(f.tables)
 	f.tables = f.tables[:0]
 	f.rows, f.bytes = 0, 0
 	f.gtid0 = ""

@@ -2,7 +2,10 @@
 // escapes; everything that builds SQL goes through it.
 package sqlq
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Ident quotes a MySQL identifier with backticks.
 func Ident(s string) string {
@@ -34,25 +37,23 @@ func AppendString(b []byte, s string) []byte { return appendQuoted(b, s) }
 // AppendBytes is AppendString for a byte slice.
 func AppendBytes(b []byte, s []byte) []byte { return appendQuoted(b, s) }
 
+// escapes maps each byte that a string literal must escape to the character that follows its
+// backslash, and every other byte to 0.
+var escapes = [256]byte{0: '0', '\n': 'n', '\r': 'r', 0x1a: 'Z', '\'': '\'', '\\': '\\'}
+
+// appendQuoted grows b once for s and its quotes and copies the runs of bytes between those that
+// need an escape: most values have none, and go in with one copy.
 func appendQuoted[T string | []byte](b []byte, s T) []byte {
+	b = slices.Grow(b, len(s)+2)
 	b = append(b, '\'')
+	run := 0 // start of the bytes not yet copied
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case 0:
-			b = append(b, '\\', '0')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case 0x1a:
-			b = append(b, '\\', 'Z')
-		case '\'':
-			b = append(b, '\\', '\'')
-		case '\\':
-			b = append(b, '\\', '\\')
-		default:
-			b = append(b, c)
+		if e := escapes[s[i]]; e != 0 {
+			b = append(b, s[run:i]...)
+			b = append(b, '\\', e)
+			run = i + 1
 		}
 	}
+	b = append(b, s[run:]...)
 	return append(b, '\'')
 }

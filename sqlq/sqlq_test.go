@@ -2,6 +2,7 @@ package sqlq_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/vplayer/vplayer/sqlq"
@@ -121,5 +122,36 @@ func TestAppendString_doesNotClobber(t *testing.T) {
 	}
 	if got, want := string(first), `a, 'one'`; got != want {
 		t.Errorf("first append after the second=%q, want %q", got, want)
+	}
+}
+
+// BenchmarkAppendString quotes strings as the applier writes row values: short text, a
+// sysbench CHAR(120) value (digits and dashes, nothing to escape), a long text with an escape
+// every few dozen bytes, and binary data where about one byte in 50 needs escaping.
+func BenchmarkAppendString(b *testing.B) {
+	sysbench := strings.Repeat("12345678901-", 10)[:119]
+	text := strings.Repeat(`It's a line of text with a "quote" and a path C:\dir.`+"\n", 20)
+	binary := make([]byte, 4096)
+	for i := range binary {
+		binary[i] = byte(i * 37) // 0, '\n', '\r', 0x1a, '\'' and '\\' each once in 256
+	}
+	cases := []struct {
+		name string
+		in   string
+	}{
+		{"short", "inserted row"},
+		{"sysbench-c", sysbench},
+		{"text-1k", text},
+		{"binary-4k", string(binary)},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			buf := make([]byte, 0, 2*len(c.in)+2)
+			b.SetBytes(int64(len(c.in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = sqlq.AppendString(buf[:0], c.in)
+			}
+		})
 	}
 }
