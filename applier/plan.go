@@ -63,6 +63,7 @@ type planner struct {
 	txTime    int64
 	commits   int // source transactions in the open target transaction
 	rows      int
+	txnBytes  int    // binlog bytes of the open source transaction's rows events
 	skipPos   string // position of skipped transactions not yet saved
 	skipTime  int64
 	stopped   bool
@@ -134,6 +135,7 @@ func (p *planner) event(e *event.Event, t *table) error {
 	switch e.Type {
 	case event.Begin:
 		p.gtid = e.GTID
+		p.txnBytes = 0
 		if e.XID != "" {
 			if err := p.xaStart(e); err != nil {
 				return err
@@ -149,6 +151,7 @@ func (p *planner) event(e *event.Event, t *table) error {
 		if !p.txOpen {
 			return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
 		}
+		p.txnBytes += e.Bytes()
 		if err := p.addRows(e, t); err != nil {
 			return err
 		}
@@ -200,13 +203,26 @@ func (p *planner) event(e *event.Event, t *table) error {
 		}
 	}
 	if len(p.cur.buf) >= p.cfg.maxBatch {
-		if p.cfg.parallel && !p.inTxn && p.txOpen && p.xid == "" {
+		switch {
+		case !p.cfg.parallel || p.xid != "":
+			p.send()
+		case !p.inTxn && p.txOpen:
 			return p.commit() // a batch for a worker, held until its commit
+		case p.inTxn && p.largeTxn():
+			p.send() // the open source transaction alone is large: it runs on the main session
 		}
-		p.send()
+		// Else the batch is cut at its open transaction's COMMIT, just past maxBatch.
 	}
 	return nil
 }
+
+// largeTxn reports whether the open source transaction is large enough, with workers, to be sent
+// before its commit (on the main session, alone) rather than held for a worker: what a fetch
+// ends in the middle of is then held only when it is small.
+func (p *planner) largeTxn() bool { return p.txnBytes >= largeTxnBytes }
+
+// largeTxnBytes is the size of a source transaction that largeTxn calls large.
+const largeTxnBytes = 128 << 10
 
 // EndFetch plans the end of a fetch: its transactions commit together, unless the last one
 // continues in the next fetch, whose statements so far are sent.
@@ -221,7 +237,7 @@ func (p *planner) EndFetch() ([]step, error) {
 	if p.inTxn {
 		// Workers run a batch whole at its commit: one source transaction continuing in the next
 		// fetch is held, unless it is already large enough to run alone on the main session.
-		if !p.cfg.parallel || len(p.cur.buf) >= cutBytes {
+		if !p.cfg.parallel || p.largeTxn() {
 			p.send()
 		}
 		return p.steps, nil
