@@ -147,6 +147,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
+	tuneGC(os.Getenv)
 	src, err := parseDSN("source", f.source, "VPLAYER_SOURCE_PASSWORD")
 	if err != nil {
 		return err
