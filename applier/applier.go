@@ -53,7 +53,7 @@ const skipSaveInterval = time.Second
 
 // DefaultWorkers is --apply-workers' default, MaxWorkers its largest value.
 const (
-	DefaultWorkers = 4
+	DefaultWorkers = 1
 	MaxWorkers     = 64
 )
 
