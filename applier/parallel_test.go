@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestOverlapsIndexed: the executor's indexed overlap test agrees with the pairwise rule of
@@ -73,5 +74,34 @@ func TestBatchTruncate(t *testing.T) {
 	b.truncate(0)
 	if b.n != 0 || len(b.buf) != 0 {
 		t.Fatalf("truncate(0) kept %q", b.buf)
+	}
+}
+
+// TestWork_longestStatementAndWorker: with workers, the watchdog's probe names the round trip in
+// flight longest, with its worker, and the oldest open transaction of any session.
+func TestWork_longestStatementAndWorker(t *testing.T) {
+	a := New(Config{Workers: 2})
+	t0 := time.Unix(1000, 0)
+	ws := []*worker{{n: 1}, {n: 2}}
+	for _, w := range ws {
+		w.s = &session{tr: &tracker{}, w: w}
+	}
+	a.par.list.Store(&ws)
+	a.inline.start("UPDATE `db`.`main`", t0.Add(3*time.Second))
+	ws[0].s.tr.start("INSERT `db`.`a`", t0.Add(2*time.Second))
+	ws[1].s.tr.start("UPDATE `db`.`b`", t0.Add(time.Second))
+	ws[0].txnSince.Store(t0.Add(500 * time.Millisecond).UnixNano())
+	a.txnSince.Store(t0.Add(4 * time.Second).UnixNano())
+	w := a.Work()
+	if w.Statement != "UPDATE `db`.`b` on worker 2" || !w.StatementSince.Equal(t0.Add(time.Second)) {
+		t.Errorf("Work() statement %q since %v, want worker 2's UPDATE since %v", w.Statement, w.StatementSince, t0.Add(time.Second))
+	}
+	if !w.TxnSince.Equal(t0.Add(500 * time.Millisecond)) {
+		t.Errorf("Work() TxnSince %v, want worker 1's %v", w.TxnSince, t0.Add(500*time.Millisecond))
+	}
+	ws[1].s.tr.stop()
+	ws[0].s.tr.stop()
+	if w := a.Work(); w.Statement != "UPDATE `db`.`main`" {
+		t.Errorf("with no worker in a round trip, Work() statement %q, want the main session's, unlabelled", w.Statement)
 	}
 }
