@@ -289,8 +289,13 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 	a.lastSave = a.cfg.Now()
 	a.txOpen = false
 	par := a.cfg.Workers > 1
+	maxBatch := a.maxBatch
+	if par {
+		// Up to Workers batches are held at once, each with its writeset.
+		maxBatch = min(maxBatch, parallelMaxBatch)
+	}
 	a.plan = newPlanner(planConfig{targetDB: a.cfg.TargetDB, onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode,
-		maxBatch: a.maxBatch, stopAt: a.cfg.StopAt, writesets: par, parallel: par}, pos)
+		maxBatch: maxBatch, stopAt: a.cfg.StopAt, writesets: par, parallel: par}, pos)
 	a.par.reset(a.cfg.Workers)
 	if err := a.connect(ctx); err != nil {
 		return err

@@ -50,6 +50,9 @@ const (
 	// at the next transaction boundary that reaches either while a worker is free.
 	cutTxns  = 64
 	cutBytes = 128 << 10
+	// parallelMaxBatch bounds a batch's statements with workers (MaxBatchBytes when smaller), so
+	// that the batches held in flight stay within vplayer's memory bound.
+	parallelMaxBatch = 1 << 20
 	// maxHeadRetries bounds how often the oldest job, a deadlock's victim, runs again at once
 	// before its error ends the attempt.
 	maxHeadRetries = 10
@@ -567,6 +570,9 @@ func (a *Applier) committedJob(j *job) {
 	a.oldestPending.Store(next)
 	p.mu.Unlock()
 	p.committed.Add(1)
+	// Later jobs keep j for its done channel only: drop what j holds, or every job ever
+	// dispatched would stay reachable through the chain of prev pointers.
+	j.prev, j.dep, j.ws, j.check, j.stmts = nil, nil, nil, nil, nil
 	close(j.done)
 }
 
