@@ -1,0 +1,208 @@
+package applier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// A worker's side of parallel apply (see parallel.go): running a job, its ordered commit, and
+// running it again after a retryable failure.
+
+// work runs the jobs handed to w until ctx ends or one fails.
+func (a *Applier) work(ctx context.Context, w *worker) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case j := <-w.jobs:
+			w.job.Store(j)
+			j.worker.Store(w)
+			if err := a.runJob(ctx, w, j); err != nil {
+				return err
+			}
+			w.job.Store(nil)
+			a.par.free <- w
+		}
+	}
+}
+
+// runJob runs j on w until it committed, again after a retryable failure.
+func (a *Applier) runJob(ctx context.Context, w *worker, j *job) error {
+	if j.dep != nil {
+		if err := waitFor(ctx, j.dep.done); err != nil {
+			return err
+		}
+	}
+	for tries := 0; ; tries++ {
+		err := a.tryJob(ctx, w, j)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		head := j.prev == nil || closed(j.prev.done)
+		if !a.retryable(w, err, head) || (head && tries >= maxHeadRetries) {
+			return err
+		}
+		a.stats.Retries.Add(1)
+		a.cfg.Logger.Debug("batch rolled back, to run again after the batches before it", "worker", w.n, "gtid", j.gtid, "reason", err)
+		if err := a.rollback(ctx, w); err != nil {
+			return err
+		}
+		if j.prev != nil {
+			if err := waitFor(ctx, j.prev.done); err != nil {
+				return err
+			}
+		}
+		w.killed.Store(false)
+		select {
+		case <-j.abort:
+		default:
+		}
+	}
+}
+
+// retryable reports whether a job that failed with err on w can roll back and run again after
+// the jobs before it. A job that is not the oldest (head false) ran ahead of batches that have
+// not committed, so whatever the target refused may be their doing: a row or parent key they
+// write, a lock they hold. As MariaDB's optimistic parallel replica does, it runs again once
+// they committed, and only an error it meets as the oldest is the batch's own. The oldest job
+// runs again only when the server chose it as a deadlock's victim or the lock watcher killed
+// its statement (when it was not the oldest yet).
+func (a *Applier) retryable(w *worker, err error, head bool) bool {
+	if errors.Is(err, errAborted) {
+		return true
+	}
+	var fe *workflow.FenceError
+	if errors.As(err, &fe) {
+		return false
+	}
+	if !head {
+		var me *mysql.MySQLError
+		var mm *MismatchError
+		return errors.As(err, &me) || errors.As(err, &mm)
+	}
+	var le *lockError
+	if !errors.As(err, &le) {
+		return false
+	}
+	switch le.number() {
+	case errDeadlock:
+		return true
+	case errInterrupted:
+		return w.killed.Load()
+	}
+	return false
+}
+
+// tryJob runs j once: its statements, then, in its turn, its position and COMMIT. The oldest job
+// sends them all in one round trip.
+func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
+	w.txOpen = true
+	w.txnSince.Store(a.cfg.Now().UnixNano())
+	j.state.Store(jobRunning)
+	if j.check != nil {
+		if err := a.sendAll(ctx, w.s, j.check); err != nil {
+			return err
+		}
+	}
+	if (j.prev == nil || closed(j.prev.done)) && a.cfg.BeforeCommit == nil {
+		j.state.Store(jobCommitting)
+		n := j.stmts.n
+		j.stmts.add("", a.positionSQL(j.end, a.cfg.Now()))
+		j.stmts.add("", "COMMIT")
+		err := a.sendAll(ctx, w.s, j.stmts)
+		j.stmts.truncate(n)
+		if err != nil {
+			return err
+		}
+	} else {
+		if err := a.sendAll(ctx, w.s, j.stmts); err != nil {
+			return err
+		}
+		j.state.Store(jobHolding)
+		if j.prev != nil {
+			select {
+			case <-j.prev.done:
+			case <-j.abort:
+				return errAborted
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		j.state.Store(jobCommitting)
+		w.tail.reset()
+		w.tail.add("", a.positionSQL(j.end, a.cfg.Now()))
+		if a.cfg.BeforeCommit != nil {
+			if err := a.flush(ctx, w.s, &w.tail); err != nil {
+				return err
+			}
+			if err := a.cfg.BeforeCommit(); err != nil {
+				return fmt.Errorf("before commit: %w", err)
+			}
+		}
+		w.tail.add("", "COMMIT")
+		if err := a.flush(ctx, w.s, &w.tail); err != nil {
+			return err
+		}
+	}
+	w.txOpen = false
+	w.txnSince.Store(0)
+	a.committedJob(j)
+	return nil
+}
+
+// rollback ends w's open transaction.
+func (a *Applier) rollback(ctx context.Context, w *worker) error {
+	if _, err := w.s.conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		return fmt.Errorf("roll back a batch to run it again: %w", err)
+	}
+	w.txOpen = false
+	w.txnSince.Store(0)
+	return nil
+}
+
+// committedJob does the bookkeeping of j, committed: in source order, since each job commits
+// after the one before it.
+func (a *Applier) committedJob(j *job) {
+	p := &a.par
+	p.mu.Lock()
+	if len(p.inflight) > 0 && p.inflight[0] == j {
+		copy(p.inflight, p.inflight[1:])
+		p.inflight[len(p.inflight)-1] = nil
+		p.inflight = p.inflight[:len(p.inflight)-1]
+	}
+	a.committed = j.end.pos
+	if j.check != nil {
+		p.done = append(p.done, j.check)
+	}
+	p.done = append(p.done, j.stmts)
+	// Lag counts from the oldest transaction not committed: the next job's first, else the
+	// first one planned and not dispatched.
+	next := p.pendingFirst
+	if len(p.inflight) > 0 && p.inflight[0].first != 0 {
+		next = p.inflight[0].first
+	}
+	a.stats.Saves.Add(1)
+	if s := j.end; s.commits > 0 {
+		a.stats.Commits.Add(1)
+		a.stats.Transactions.Add(int64(s.commits))
+		a.stats.LastCommitted.Store(s.txTime)
+		a.stats.observePerCommit(s.commits)
+	}
+	a.stats.Rows.Add(int64(j.end.rows))
+	a.progressed()
+	a.oldestPending.Store(next)
+	p.mu.Unlock()
+	p.committed.Add(1)
+	// Later jobs keep j for its done channel only: drop what j holds, or every job ever
+	// dispatched would stay reachable through the chain of prev pointers.
+	j.prev, j.dep, j.ws, j.check, j.stmts = nil, nil, nil, nil, nil
+	close(j.done)
+}
