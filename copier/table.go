@@ -154,23 +154,26 @@ func (t *table) appendLoadRow(b []byte, vals []sql.RawBytes) []byte {
 			b = append(b, '\\', 'N')
 			continue
 		}
-		for _, c := range v {
-			switch c {
-			case '\\':
-				b = append(b, '\\', '\\')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case 0:
-				b = append(b, '\\', '0')
-			default:
-				b = append(b, c)
+		for len(v) > 0 {
+			// The bytes up to the next one to escape go in at once.
+			i := 0
+			for i < len(v) && loadEscapes[v[i]] == 0 {
+				i++
 			}
+			b = append(b, v[:i]...)
+			if i == len(v) {
+				break
+			}
+			b = append(b, '\\', loadEscapes[v[i]])
+			v = v[i+1:]
 		}
 	}
 	return append(b, '\n')
 }
+
+// loadEscapes maps each byte a LOAD DATA line escapes to the letter that follows the escape
+// character; 0 for the others.
+var loadEscapes = [256]byte{'\\': '\\', '\t': 't', '\n': 'n', 0: '0'}
 
 func newColumn(c tablekey.Column, mysqlJSON bool) column {
 	out := column{name: c.Name, expr: c.Ident(), value: valueBytes}
