@@ -32,6 +32,7 @@ type cursor struct {
 	buf     []byte
 	first   bool     // the chunk starts the table's copy: its counts start over
 	lastpk  []string // the last key read, nil before the first row of a table's copy
+	lastRaw [][]byte // the last row's key as read, lastpk once the batch ends
 	n       int64    // rows of the open transaction
 	chunk   int64    // rows of the chunk
 	inStmt  int64    // rows of the statement being built
@@ -123,7 +124,10 @@ func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
 		return fmt.Errorf("source: read rows: %w", err)
 	}
 	defer rows.Close()
-	ncols := len(t.cols) + len(t.key)
+	ncols := len(t.cols)
+	for _, i := range t.keyAt {
+		ncols = max(ncols, i+1)
+	}
 	vals := make([]sql.RawBytes, ncols)
 	ptrs := make([]any, ncols)
 	for i := range vals {
@@ -184,6 +188,9 @@ func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
 		return fmt.Errorf("source: read rows: %w", err)
 	}
 	rows.Close()
+	if read > 0 {
+		k.readTo()
+	}
 	c.progressed()
 	exhausted := limit == 0 || read < limit
 	if !full && !exhausted && k.chunk < int64(c.cfg.ChunkRows) {
@@ -269,11 +276,24 @@ func (k *cursor) counted(vals []sql.RawBytes) {
 	if k.t.key == nil {
 		return
 	}
+	if k.lastRaw == nil {
+		k.lastRaw = make([][]byte, len(k.t.key))
+	}
+	for i, at := range k.t.keyAt {
+		k.lastRaw[i] = append(k.lastRaw[i][:0], vals[at]...)
+	}
+}
+
+// readTo sets lastpk to the last row's key, after a batch that read rows.
+func (k *cursor) readTo() {
+	if k.t.key == nil {
+		return
+	}
 	if k.lastpk == nil {
 		k.lastpk = make([]string, len(k.t.key))
 	}
-	for i := range k.t.key {
-		k.lastpk[i] = string(vals[len(k.t.cols)+i])
+	for i, b := range k.lastRaw {
+		k.lastpk[i] = string(b)
 	}
 }
 

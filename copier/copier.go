@@ -41,10 +41,14 @@ import (
 	"github.com/vplayer/vplayer/workflow"
 )
 
-// Defaults of Config's bounds.
+// Defaults of Config's bounds. A chunk's rows stream through the copier (64 KiB of LOAD DATA
+// text, or one statement, at a time), so its bounds do not set the copy's memory: they bound one
+// target transaction, and so how long a round holds the stream and keeps its snapshots open
+// (some seconds for 128 MiB of rows). Each round costs its snapshots and a wait for its slowest
+// chunk: a table of up to a million rows is copied in one.
 const (
-	DefaultChunkRows  = 100000
-	DefaultChunkBytes = 32 << 20
+	DefaultChunkRows  = 1_000_000
+	DefaultChunkBytes = 128 << 20
 	// DefaultStatementBytes bounds one INSERT; the target's max_allowed_packet bounds it too.
 	DefaultStatementBytes = 1 << 20
 	// DefaultWriters is how many tables' chunks are written at once.

@@ -23,28 +23,43 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 		return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
 	}
 	// More readers, one per writer: snapshots at exactly the same binlog position see the same
-	// committed transactions, so each reads its table as the first one would. A snapshot at
-	// another position (the source committed in between) is not used.
-	readers := []*sql.Conn{snap.Conn}
+	// committed transactions, so each reads its table as the first one would. They are opened
+	// at once, which makes it likelier that a busy source commits nothing in between; one at
+	// another position is not used.
 	notDone := 0
 	for _, st := range c.State() {
 		if !st.Done {
 			notDone++
 		}
 	}
-	for len(readers) < min(len(ws), notDone) {
-		more, at, err := snapshot.Source(ctx, c.cfg.Source, c.cfg.Flavor)
-		if err != nil {
-			return err
+	more := make([]*snapshot.Snapshot, max(min(len(ws), notDone)-1, 0))
+	defer func() {
+		for _, m := range more {
+			m.Close()
 		}
-		defer more.Close()
-		if !at.Equal(pos) {
-			break
+	}()
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range more {
+		g.Go(func() error {
+			m, err := snap.Another(gctx, c.cfg.Source)
+			if err != nil || m == nil {
+				return err
+			}
+			more[i] = m
+			if _, err := m.Conn.ExecContext(gctx, "SET NAMES binary"); err != nil {
+				return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	readers := []*sql.Conn{snap.Conn}
+	for _, m := range more {
+		if m != nil {
+			readers = append(readers, m.Conn)
 		}
-		if _, err := more.Conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
-			return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
-		}
-		readers = append(readers, more.Conn)
 	}
 	if err := catchUp(ctx, pos); err != nil {
 		return err

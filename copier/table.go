@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vplayer/vplayer/sqlq"
@@ -45,10 +46,12 @@ type table struct {
 	src, dst string // qualified, quoted names
 	cols     []column
 	key      []tablekey.Column // nil: no usable key
-	keyExprs string
-	order    string
-	head     string // INSERT INTO dst (cols) VALUES
-	selects  string // the SELECT list: the columns, then the key as tablekey reads it
+	// keyAt is where each key column's value is in a row the SELECT reads: the column's own
+	// value when that is the key's text, else one of the key expressions after the columns.
+	keyAt   []int
+	order   string
+	head    string // INSERT INTO dst (cols) VALUES
+	selects string // the SELECT list: the columns, then the key columns tablekey reads otherwise
 	// loadCols is the column list of a LOAD DATA of the table's rows; empty when a column's
 	// values cannot go through LOAD DATA exactly as through an INSERT (see loadable).
 	loadCols string
@@ -100,13 +103,17 @@ func loadTable(ctx context.Context, q tablekey.Querier, srcDB, dstDB, name strin
 		t.loadCols = strings.Join(names, ",")
 	}
 	if key != nil {
-		ke := make([]string, len(key))
 		order := make([]string, len(key))
-		for i, c := range key {
-			ke[i], order[i] = c.KeyExpr(), c.Ident()
+		t.keyAt = make([]int, len(key))
+		for i, k := range key {
+			order[i] = k.Ident()
+			t.keyAt[i] = slices.IndexFunc(t.cols, func(c column) bool { return c.name == k.Name && c.keyText(k) })
+			if t.keyAt[i] < 0 {
+				t.keyAt[i] = len(exprs)
+				exprs = append(exprs, k.KeyExpr())
+			}
 		}
-		t.keyExprs, t.order = strings.Join(ke, ", "), strings.Join(order, ", ")
-		exprs = append(exprs, ke...)
+		t.order = strings.Join(order, ", ")
 	}
 	t.selects = strings.Join(exprs, ", ")
 	return t, nil
@@ -154,28 +161,40 @@ func (t *table) appendLoadRow(b []byte, vals []sql.RawBytes) []byte {
 			b = append(b, '\\', 'N')
 			continue
 		}
-		for _, c := range v {
-			switch c {
-			case '\\':
-				b = append(b, '\\', '\\')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case 0:
-				b = append(b, '\\', '0')
-			default:
-				b = append(b, c)
+		for len(v) > 0 {
+			// The bytes up to the next one to escape go in at once.
+			i := 0
+			for i < len(v) && loadEscapes[v[i]] == 0 {
+				i++
 			}
+			b = append(b, v[:i]...)
+			if i == len(v) {
+				break
+			}
+			b = append(b, '\\', loadEscapes[v[i]])
+			v = v[i+1:]
 		}
 	}
 	return append(b, '\n')
 }
 
+// loadEscapes maps each byte a LOAD DATA line escapes to the letter that follows the escape
+// character; 0 for the others.
+var loadEscapes = [256]byte{'\\': '\\', '\t': 't', '\n': 'n', 0: '0'}
+
+// intTypes are the integer column types: their values read as text (CAST AS CHAR) print as
+// the driver prints the integers it parses.
+var intTypes = []string{"tinyint", "smallint", "mediumint", "int", "integer", "bigint"}
+
 func newColumn(c tablekey.Column, mysqlJSON bool) column {
 	out := column{name: c.Name, expr: c.Ident(), value: valueBytes}
 	switch c.Type {
-	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric", "double", "real", "year":
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year":
+		// Read as text: the driver would parse a number column's text into an integer, which
+		// costs a parse, an allocation and a print per value, and prints YEAR 0000 as 0, which
+		// LOAD DATA reads as the year 2000.
+		out.value, out.expr = valueNumber, "CAST("+c.Ident()+" AS CHAR)"
+	case "decimal", "numeric", "double", "real":
 		out.value = valueNumber
 	case "float":
 		out.value, out.expr = valueNumber, c.Ident()+"+0e0" // DOUBLE prints every FLOAT exactly; FLOAT's own text does not
@@ -189,6 +208,12 @@ func newColumn(c tablekey.Column, mysqlJSON bool) column {
 		}
 	}
 	return out
+}
+
+// keyText reports whether the column's values, as the SELECT reads them, are the text of key
+// column k as tablekey reads it (k.KeyExpr), so that the key need not be read a second time.
+func (c column) keyText(k tablekey.Column) bool {
+	return c.expr == k.KeyExpr() || slices.Contains(intTypes, k.Type) && c.expr == "CAST("+k.Ident()+" AS CHAR)"
 }
 
 // query is the SELECT of a chunk: the rows above lastpk (nil: from the start) in key order, at

@@ -45,3 +45,47 @@ func TestSourceSnapshot(t *testing.T) {
 		t.Errorf("FilePos snapshot position %+v, want a file and an offset", pos)
 	}
 }
+
+// TestSnapshot_Another: another snapshot of an idle source sees what the first sees, and reads
+// its rows; once the source commits after the first, another one is refused.
+func TestSnapshot_Another(t *testing.T) {
+	source, _ := mysqltest.Pair(t)
+	src := mysqltest.DB(t, source, mysqltest.DBName(t))
+	ctx := t.Context()
+	for _, q := range []string{"CREATE TABLE t (id int PRIMARY KEY)", "INSERT INTO t VALUES (1)"} {
+		if _, err := src.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, flavor := range []string{binlog.FlavorMariaDB, binlog.FlavorFilePos} {
+		first, _, err := snapshot.Source(ctx, src, flavor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		more, err := first.Another(ctx, src)
+		if err != nil || more == nil {
+			t.Fatalf("%s: Another on an idle source = %v, %v; want a snapshot", flavor, more, err)
+		}
+		if _, err := src.ExecContext(ctx, "INSERT INTO t SELECT MAX(id) + 1 FROM t"); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := more.Conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		var all int
+		if err := first.Conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&all); err != nil {
+			t.Fatal(err)
+		}
+		if n != all {
+			t.Errorf("%s: the other snapshot sees %d rows, the first %d", flavor, n, all)
+		}
+		more.Close()
+		late, err := first.Another(ctx, src)
+		if err != nil || late != nil {
+			t.Errorf("%s: Another after a commit = %v, %v; want none", flavor, late, err)
+		}
+		late.Close()
+		first.Close()
+	}
+}
