@@ -66,7 +66,6 @@ const (
 
 // job is one batch run by a worker.
 type job struct {
-	seq   int64
 	check *batch // strict mode's checked statements, sent first; may be nil
 	stmts *batch
 	end   saved
@@ -108,7 +107,6 @@ type parallel struct {
 	// pendingFirst is the source commit time of the first transaction planned and not yet
 	// dispatched; set and cleared by the dispatcher, read by committing workers, under mu.
 	pendingFirst int64
-	seq          int64
 
 	// Owned by the dispatcher.
 	inlineTx  bool         // a batch runs on the main session: it was sent before its commit
@@ -126,7 +124,7 @@ func (p *parallel) reset(n int) {
 	}
 	p.list.Store(nil)
 	p.free = nil
-	p.inflight, p.done, p.lastPos, p.pendingFirst, p.seq = nil, nil, "", 0, 0
+	p.inflight, p.done, p.lastPos, p.pendingFirst = nil, nil, "", 0
 	p.inlineTx, p.commits = false, -1
 	p.committed.Store(0)
 }
@@ -308,14 +306,14 @@ func (a *Applier) overlapping(ws *writeset) *job {
 // join the next batch rather than many small ones queued behind each other.
 func (a *Applier) dispatch(ctx context.Context, s *step) error {
 	p := &a.par
-	if commits, bytes := s.end.commits, s.stmts.size(); commits < cutTxns && bytes < cutBytes {
-		if dep := a.overlapping(s.ws); dep != nil {
-			select {
-			case <-dep.done:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+	// Only the dispatcher adds jobs: the ones in flight can only commit meanwhile, and a job that
+	// committed since is a dependency already met.
+	dep := a.overlapping(s.ws)
+	if dep != nil && s.end.commits < cutTxns && s.stmts.size() < cutBytes {
+		if err := waitFor(ctx, dep.done); err != nil {
+			return err
 		}
+		dep = a.overlapping(s.ws)
 	}
 	var w *worker
 	select {
@@ -329,10 +327,8 @@ func (a *Applier) dispatch(ctx context.Context, s *step) error {
 		a.plan.detach(j.check)
 	}
 	a.plan.detach(j.stmts)
-	dep := a.overlapping(j.ws)
 	p.mu.Lock()
-	p.seq++
-	j.seq, j.dep, j.from, j.first = p.seq, dep, p.lastPos, p.pendingFirst
+	j.dep, j.from, j.first = dep, p.lastPos, p.pendingFirst
 	if n := len(p.inflight); n > 0 {
 		j.prev = p.inflight[n-1]
 	}
