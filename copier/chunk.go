@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/vplayer/vplayer/tablekey"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -55,12 +56,28 @@ var loadSeq atomic.Int64
 // begin opens the chunk's transaction: BEGIN and the DELETE of the target's rows above the
 // table's last copied key.
 func (k *cursor) begin(ctx context.Context) error {
+	stale, err := k.stale(ctx)
+	if err != nil {
+		return err
+	}
 	buf, err := k.w.buffer(ctx)
 	if err != nil {
 		return err
 	}
 	k.first, k.lastpk = k.st.LastPK == nil, append([]string(nil), k.st.LastPK...)
-	k.buf = append(append(buf, "BEGIN;"...), k.t.clear(k.st.LastPK)...)
+	if k.w.bulk {
+		// Into an empty table, InnoDB then writes the chunk in bulk (see writer.bulk); into one
+		// that holds rows, the checks stay on.
+		checks := "0"
+		if stale || k.st.LastPK != nil {
+			checks = "1"
+		}
+		buf = append(buf, "SET SESSION unique_checks = "+checks+";"...)
+	}
+	k.buf = append(buf, "BEGIN"...)
+	if stale {
+		k.buf = append(append(k.buf, ';'), k.t.clear(k.st.LastPK)...)
+	}
 	k.w.txOpen.Store(true)
 	if k.t.loadCols == "" || k.t.key == nil || k.c.noLoad {
 		return nil
@@ -78,6 +95,27 @@ func (k *cursor) begin(ctx context.Context) error {
 	}
 	k.pw, k.lines = w, k.lines[:0]
 	return nil
+}
+
+// stale reports whether the target holds rows above the table's last copied key: rows the
+// binlog wrote since the copy began, which the chunk's DELETE replaces. Without any, the chunk
+// has no DELETE: a DELETE, even of no row, locks the key range it scans, and InnoDB then inserts
+// the chunk's rows one at a time under that lock, never in bulk. The read is a consistent one,
+// which takes no lock, and nothing writes the table before the chunk does: the stream holds at
+// the round's position until every chunk of the round committed, and a table is one writer's.
+func (k *cursor) stale(ctx context.Context) (bool, error) {
+	q := "SELECT EXISTS (SELECT 1 FROM " + k.t.dst
+	if k.st.LastPK != nil && k.t.key != nil {
+		q += " WHERE " + tablekey.Compare(k.t.key, k.st.LastPK, ">", ">")
+	}
+	q += ")"
+	k.c.running("SELECT EXISTS (SELECT 1 FROM " + k.t.dst + ")")
+	var stale bool
+	if err := k.c.cfg.Target.QueryRowContext(ctx, q).Scan(&stale); err != nil {
+		return false, fmt.Errorf("target: look for rows above the last copied key of %s: %w", k.t.dst, err)
+	}
+	k.c.progressed()
+	return stale, nil
 }
 
 // errCopyAborted ends a chunk's LOAD DATA whose copy stopped before the chunk's end: the server

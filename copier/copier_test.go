@@ -118,3 +118,29 @@ func BenchmarkAppendLoadRow(b *testing.B) {
 		line = tb.appendLoadRow(line[:0], vals)
 	}
 }
+
+// TestBulkInserts: the servers whose bulk insert into an empty table the copy turns on, as
+// their @@version reads.
+func TestBulkInserts(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		want    bool
+	}{
+		{"10.11.19-MariaDB-0+deb12u1", true},
+		{"10.11.11-MariaDB", true},
+		{"10.11.10-MariaDB-log", false},
+		{"10.6.20-MariaDB", false},
+		{"11.4.5-MariaDB", true},
+		{"11.4.4-MariaDB", false},
+		{"11.5.2-MariaDB", false},
+		{"11.7.2-MariaDB", true},
+		{"12.0.1-MariaDB", true},
+		{"8.0.36", false},
+		{"8.4.3-commercial", false},
+		{"garbage-MariaDB", false},
+	} {
+		if got := bulkInserts(c.version); got != c.want {
+			t.Errorf("bulkInserts(%q) = %v, want %v", c.version, got, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,13 @@ type writer struct {
 	conn    *sql.Conn
 	connID  int64
 	maxStmt int
+	// bulk says the target is a MariaDB that inserts into an empty table in bulk when the
+	// session has unique_checks off (foreign_key_checks is off already): InnoDB then writes one
+	// undo record for the chunk instead of one per row and locks the table instead of each row.
+	// Before 10.11.11 (11.4.5, 11.7.2) a LOAD DATA in bulk needed the temporary directory for
+	// the whole table and could fail when that filled (MDEV-34703): such servers, like MySQL,
+	// keep the checks on, as mariadb-import does.
+	bulk bool
 
 	jobs chan job    // capacity 1: one round trip queued behind the one in flight
 	free chan []byte // statement buffers to reuse
@@ -90,10 +98,12 @@ func (c *Copier) newWriter(ctx context.Context) (*writer, error) {
 	}
 	w := &writer{c: c, conn: conn, jobs: make(chan job, 1), free: make(chan []byte, buffers)}
 	var maxPacket int
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet").Scan(&w.connID, &maxPacket); err != nil {
+	var version string
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@max_allowed_packet, @@version").Scan(&w.connID, &maxPacket, &version); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("read the copy's target connection id: %w", err)
 	}
+	w.bulk = bulkInserts(version)
 	w.maxStmt = min(c.cfg.StatementBytes, maxPacket-packetOverhead)
 	for range buffers {
 		w.free <- make([]byte, 0, w.maxStmt)
@@ -244,4 +254,19 @@ func (w *writer) release(cause error) {
 	// key checks), and after a failure it may be inside a transaction.
 	w.conn.Raw(func(any) error { return driver.ErrBadConn })
 	w.conn.Close()
+}
+
+// bulkInserts reports whether a server of version (@@version) inserts into an empty table in
+// bulk with unique_checks off, and does it for LOAD DATA without a temporary file (see
+// writer.bulk): MariaDB 10.11.11 and later 10.11s, 11.4.5 and later 11.4s, and 11.7.2 and later.
+func bulkInserts(version string) bool {
+	if !strings.Contains(version, "MariaDB") {
+		return false
+	}
+	var major, minor, patch int
+	if _, err := fmt.Sscanf(version, "%d.%d.%d", &major, &minor, &patch); err != nil {
+		return false
+	}
+	v := major*10000 + minor*100 + patch
+	return v >= 110702 || (v >= 110405 && v < 110500) || (v >= 101111 && v < 101200)
 }
