@@ -541,6 +541,61 @@ func TestCopy_stallOnKeyBuild(t *testing.T) {
 	}
 }
 
+// TestCopy_signalDuringKeyBuild: SIGTERM while a deferred key's build waits for the table's
+// metadata lock stops the process within 2s with exit 0 and the record Stopped (SPEC 8), its
+// build's session killed rather than left waiting; the next run builds the key and the table is
+// defined as on the source.
+func TestCopy_signalDuringKeyBuild(t *testing.T) {
+	e := newEnv(t)
+	e.createCopySource(50, 200)
+	// As in TestCopy_stallOnKeyBuild: bins' chunk waits while the other tables are copied, so
+	// that orders can be read in an open transaction between its copy and its key build.
+	e.exec(e.dst, "CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id))")
+	releaseBins := e.lockRow("SELECT * FROM " + e.db + ".bins FOR UPDATE")
+	defer releaseBins()
+	p := e.startVplayer("--start-pos=")
+	e.waitBlocked("`"+e.db+"`.`bins`", 30*time.Second)
+	if !eventually(10*time.Second, 20*time.Millisecond, func() bool { return chunksByTable(e.copyState())["orders"].Done }) {
+		t.Fatal("orders was not copied within 10s while bins waited")
+	}
+	releaseOrders := e.lockRow("SELECT * FROM " + e.db + ".orders LIMIT 1")
+	defer releaseOrders()
+	releaseBins()
+	alter := "ALTER TABLE `" + e.db + "`.`orders` ADD KEY"
+	e.waitBlocked(alter, 30*time.Second)
+	var builder int64
+	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", alter+"%").Scan(&builder); err != nil {
+		t.Fatalf("find the session building orders' key: %v", err)
+	}
+	stopped := time.Now()
+	p.signal(syscall.SIGTERM)
+	code := p.wait(10 * time.Second)
+	took := time.Since(stopped)
+	t.Logf("stopped %v after SIGTERM, the key build waiting", took.Round(time.Millisecond))
+	if code != 0 || took > 2*time.Second {
+		t.Errorf("SIGTERM during a key build: exit %d after %v, want 0 within 2s", code, took)
+	}
+	if rec := e.record(); rec.State != workflow.StateStopped {
+		t.Errorf("record state %q after SIGTERM, want Stopped", rec.State)
+	}
+	if e.sessionAlive(builder) {
+		t.Errorf("the key build's session %d is still in the target's processlist after the process stopped", builder)
+	}
+	if keys := chunksByTable(e.copyState())["orders"].DeferredKeys; len(keys) != 1 {
+		t.Errorf("orders' deferred keys %q after the stop, want its one secondary key still to build", keys)
+	}
+	releaseOrders()
+	p = e.startVplayer("--start-pos=")
+	e.waitRecordState(workflow.StateRunning, 60*time.Second)
+	e.waitCaughtUp(30 * time.Second)
+	e.assertEqual(copyTables)
+	e.assertSameDefinitions([]string{"customers", "orders", "order_lines", "nokey"})
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("vplayer exited %d after SIGTERM, want 0", code)
+	}
+}
+
 // TestCopy_takeoverEndsFrozenOwnersChunk: the owner is frozen (SIGSTOP) in the middle of the
 // copy with a chunk's target transaction open and its rows locked. The standby takes the
 // workflow over after the lease's ttl and ends the frozen owner's copy sessions, which the lease
