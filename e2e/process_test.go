@@ -213,10 +213,12 @@ func testCrash(t *testing.T, flags ...string) {
 
 // TestStopWhileBlocked: while the process's target statement waits on a lock, SIGTERM ends it
 // within 2s, and `vplayer stop` within 1s (to notice) + 2s after the command returns; the blocked
-// change is not applied and the position stays before it.
+// change is not applied and the position stays before it; with one applier session and with
+// four workers, whose blocked statement is on a worker's session.
 func TestStopWhileBlocked(t *testing.T) {
-	for _, how := range []string{"SIGTERM", "vplayer stop"} {
-		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
+	for _, tc := range []struct{ how, workers string }{{"SIGTERM", "1"}, {"vplayer stop", "1"}, {"SIGTERM", "4"}, {"vplayer stop", "4"}} {
+		how := tc.how
+		t.Run(strings.ReplaceAll(how, " ", "_")+"/workers="+tc.workers, func(t *testing.T) {
 			e := newEnv(t)
 			e.createKV("int")
 			for _, db := range []*sql.DB{e.src, e.dst} {
@@ -224,7 +226,7 @@ func TestStopWhileBlocked(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p := e.startVplayer()
+			p := e.startVplayer("--apply-workers", tc.workers)
 			e.waitRunning(30 * time.Second)
 			release := e.lockRow("SELECT * FROM " + e.db + ".kv WHERE id = 1 FOR UPDATE")
 			posBefore := e.record().Pos

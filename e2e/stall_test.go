@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,14 @@ func TestRelayLogStall(t *testing.T) {
 // TestApplierStall: one source transaction whose target statement is blocked by a lock: the
 // relay log never fills, and the applier watchdog says "applier stalled" within deadline + 1s.
 func TestApplierStall(t *testing.T) {
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testApplierStall(t, workers) })
+	}
+}
+
+// testApplierStall is TestApplierStall with that many apply workers; with more than one, the
+// message also names the worker whose statement waits.
+func testApplierStall(t *testing.T, workers int) {
 	const deadline = 3 * time.Second
 	e := newEnv(t)
 	e.createKV("int")
@@ -143,6 +152,7 @@ func TestApplierStall(t *testing.T) {
 	cfg := e.streamConfig()
 	cfg.ProgressDeadline = deadline
 	cfg.RetryDelay = time.Second
+	cfg.ApplyWorkers = workers
 	stop := e.runStream(cfg)
 	e.waitRunning(30 * time.Second)
 	release := e.lockRow("UPDATE " + e.db + ".kv SET v = v WHERE id = 1")
@@ -157,7 +167,11 @@ func TestApplierStall(t *testing.T) {
 	}
 	// The source's UPDATE is applied as an upsert of the row's final image (see applier/fold.go);
 	// the message names the statement's kind and table.
-	for _, want := range []string{"UPDATE `" + e.db + "`.`kv`", stalledText} {
+	wants := []string{"UPDATE `" + e.db + "`.`kv`", stalledText}
+	if workers > 1 {
+		wants = append(wants, " on worker ")
+	}
+	for _, want := range wants {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q does not contain %q", msg, want)
 		}
