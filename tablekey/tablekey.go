@@ -177,10 +177,13 @@ const (
 // unique key over NOT NULL columns (in the order the applier picks them). It returns nil and
 // KeyNone when there is neither.
 func Key(ctx context.Context, q Querier, schema, table string, cols []Column) ([]Column, string, error) {
-	rows, err := q.QueryContext(ctx, "SELECT s.INDEX_NAME, s.COLUMN_NAME, c.IS_NULLABLE FROM information_schema.STATISTICS s"+
-		" JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = s.TABLE_SCHEMA AND c.TABLE_NAME = s.TABLE_NAME AND c.COLUMN_NAME = s.COLUMN_NAME"+
-		" WHERE s.TABLE_SCHEMA = ? AND s.TABLE_NAME = ? AND s.NON_UNIQUE = 0"+
-		" ORDER BY s.INDEX_NAME = 'PRIMARY' DESC, s.INDEX_NAME, s.SEQ_IN_INDEX", schema, table)
+	// STATISTICS says itself whether a key's column may hold NULL ('YES', else ''): a join with
+	// COLUMNS costs MariaDB a scan of every table's columns (64 ms on a server with a few
+	// hundred tables, against 0.2 ms). A key part that is an expression (MySQL's functional
+	// keys) has no column name: its key is not usable.
+	rows, err := q.QueryContext(ctx, "SELECT INDEX_NAME, COLUMN_NAME, NULLABLE FROM information_schema.STATISTICS"+
+		" WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0"+
+		" ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX", schema, table)
 	if err != nil {
 		return nil, "", fmt.Errorf("read the keys of %s.%s: %w", schema, table, err)
 	}
@@ -197,7 +200,8 @@ func Key(ctx context.Context, q Querier, schema, table string, cols []Column) ([
 	var order []*index
 	seen := map[string]*index{}
 	for rows.Next() {
-		var ixName, colName, nullable string
+		var ixName, nullable string
+		var colName sql.NullString
 		if err := rows.Scan(&ixName, &colName, &nullable); err != nil {
 			return nil, "", fmt.Errorf("read the keys of %s.%s: %w", schema, table, err)
 		}
@@ -207,8 +211,8 @@ func Key(ctx context.Context, q Querier, schema, table string, cols []Column) ([
 			seen[ixName] = ix
 			order = append(order, ix)
 		}
-		c, ok := byName[colName]
-		ix.usable = ix.usable && ok && nullable == "NO"
+		c, ok := byName[colName.String]
+		ix.usable = ix.usable && colName.Valid && ok && nullable != "YES"
 		ix.cols = append(ix.cols, c)
 	}
 	if err := rows.Err(); err != nil {

@@ -161,6 +161,18 @@ func TestCompareTable_keys(t *testing.T) {
 			rowCount: 40,
 		},
 		{
+			name:   "a unique key over a NULL-able column is passed over",
+			create: "CREATE TABLE t (a int NULL, u int NOT NULL, v int, UNIQUE KEY a_first (a), UNIQUE KEY uk (u))",
+			rows: values(20, func(i int) string {
+				return fmt.Sprintf("%s, %d, %d", map[bool]string{true: "NULL", false: fmt.Sprint(i)}[i%4 == 0], i, i)
+			}),
+			chunk:    3,
+			mutate:   []string{"UPDATE t SET v = -1 WHERE u = 5"},
+			kind:     KeyUnique + " uk",
+			differ:   []string{"u=5"},
+			rowCount: 20,
+		},
+		{
 			name:     "enum key sorts by its index",
 			create:   "CREATE TABLE t (e enum('zz','mm','aa') NOT NULL, id int NOT NULL, PRIMARY KEY (e, id))",
 			rows:     values(30, func(i int) string { return fmt.Sprintf("%d, %d", 1+i%3, i) }),
