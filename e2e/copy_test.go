@@ -487,32 +487,40 @@ func TestCopy_stopAndResume(t *testing.T) {
 	p.wait(10 * time.Second)
 }
 
+// startBlockedKeyBuild starts a copy (with extra flags) of createCopySource's tables whose build
+// of orders' deferred key waits for the table's metadata lock, which another target session
+// holds by reading orders in an open transaction, until releaseOrders; alter is the build's
+// statement as the processlist shows it. bins exists on the target, empty, its supremum locked
+// until orders is copied, so that orders can be read between its copy and its key build.
+func (e *env) startBlockedKeyBuild(extra ...string) (p *proc, alter string, releaseOrders func()) {
+	e.t.Helper()
+	e.createCopySource(50, 200)
+	e.exec(e.dst, "CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id))")
+	releaseBins := e.lockRow("SELECT * FROM " + e.db + ".bins FOR UPDATE")
+	defer releaseBins()
+	p = e.startVplayer(append([]string{"--start-pos="}, extra...)...)
+	e.waitBlocked("`"+e.db+"`.`bins`", 30*time.Second)
+	if !eventually(10*time.Second, 20*time.Millisecond, func() bool { return chunksByTable(e.copyState())["orders"].Done }) {
+		e.t.Fatal("orders was not copied within 10s while bins waited")
+	}
+	if keys := chunksByTable(e.copyState())["orders"].DeferredKeys; len(keys) != 1 {
+		e.t.Fatalf("orders' deferred keys %q, want its one secondary key", keys)
+	}
+	releaseOrders = e.lockRow("SELECT * FROM " + e.db + ".orders LIMIT 1")
+	releaseBins()
+	alter = "ALTER TABLE `" + e.db + "`.`orders` ADD KEY"
+	e.waitBlocked(alter, 30*time.Second)
+	return p, alter, releaseOrders
+}
+
 // TestCopy_stallOnKeyBuild: the build of a table's deferred secondary key, which waits for the
 // table's metadata lock while another target session reads the table in an open transaction,
 // fails the stream within --vplayer-progress-deadline + 1s with the copy stall error; once the
 // reader ends, the retry builds the key and the table is defined as on the source.
 func TestCopy_stallOnKeyBuild(t *testing.T) {
 	e := newEnv(t)
-	e.createCopySource(50, 200)
-	// bins exists on the target, empty, and its supremum is locked: the copy of the other tables
-	// commits while bins' chunk waits, so that orders can be locked between its copy and its key.
-	e.exec(e.dst, "CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id))")
-	releaseBins := e.lockRow("SELECT * FROM " + e.db + ".bins FOR UPDATE")
-	defer releaseBins()
 	const deadline = 3 * time.Second
-	p := e.startVplayer("--start-pos=", "--vplayer-progress-deadline", deadline.String(), "--retry-delay", "500ms")
-	e.waitBlocked("`"+e.db+"`.`bins`", 30*time.Second)
-	if !eventually(10*time.Second, 20*time.Millisecond, func() bool { return chunksByTable(e.copyState())["orders"].Done }) {
-		t.Fatal("orders was not copied within 10s while bins waited")
-	}
-	if keys := chunksByTable(e.copyState())["orders"].DeferredKeys; len(keys) != 1 {
-		t.Fatalf("orders' deferred keys %q, want its one secondary key", keys)
-	}
-	releaseOrders := e.lockRow("SELECT * FROM " + e.db + ".orders LIMIT 1")
-	defer releaseOrders()
-	releaseBins()
-	alter := "ALTER TABLE `" + e.db + "`.`orders` ADD KEY"
-	e.waitBlocked(alter, 30*time.Second)
+	p, alter, releaseOrders := e.startBlockedKeyBuild("--vplayer-progress-deadline", deadline.String(), "--retry-delay", "500ms")
 	blocked := time.Now().Add(-100 * time.Millisecond) // waitBlocked saw it running for 100ms
 	heartbeat := e.record().TimeHeartbeat
 	at, msg := e.waitMessage("while running "+alter, 15*time.Second)
@@ -547,22 +555,7 @@ func TestCopy_stallOnKeyBuild(t *testing.T) {
 // defined as on the source.
 func TestCopy_signalDuringKeyBuild(t *testing.T) {
 	e := newEnv(t)
-	e.createCopySource(50, 200)
-	// As in TestCopy_stallOnKeyBuild: bins' chunk waits while the other tables are copied, so
-	// that orders can be read in an open transaction between its copy and its key build.
-	e.exec(e.dst, "CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id))")
-	releaseBins := e.lockRow("SELECT * FROM " + e.db + ".bins FOR UPDATE")
-	defer releaseBins()
-	p := e.startVplayer("--start-pos=")
-	e.waitBlocked("`"+e.db+"`.`bins`", 30*time.Second)
-	if !eventually(10*time.Second, 20*time.Millisecond, func() bool { return chunksByTable(e.copyState())["orders"].Done }) {
-		t.Fatal("orders was not copied within 10s while bins waited")
-	}
-	releaseOrders := e.lockRow("SELECT * FROM " + e.db + ".orders LIMIT 1")
-	defer releaseOrders()
-	releaseBins()
-	alter := "ALTER TABLE `" + e.db + "`.`orders` ADD KEY"
-	e.waitBlocked(alter, 30*time.Second)
+	p, alter, releaseOrders := e.startBlockedKeyBuild()
 	var builder int64
 	if err := e.dstPool.QueryRowContext(e.ctx(), "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", alter+"%").Scan(&builder); err != nil {
 		t.Fatalf("find the session building orders' key: %v", err)
