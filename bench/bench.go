@@ -162,8 +162,8 @@ func (o Options) Validate() error {
 	if len(o.ApplyWorkers) > 1 && len(o.CompareVplayer) > 0 {
 		return errors.New("--compare-vplayer compares one build with one other: give at most one --apply-workers entry with it")
 	}
-	if len(o.ApplyWorkers) > 0 && o.CPUProfile != "" {
-		return errors.New("--cpuprofile runs vplayer in process with its default workers: use it without --apply-workers")
+	if len(o.ApplyWorkers) > 1 && o.CPUProfile != "" {
+		return errors.New("--cpuprofile profiles one vplayer, run in process: give at most one --apply-workers entry with it")
 	}
 	if (o.Trace != "" || o.MemProfile != "") && o.CPUProfile == "" {
 		return errors.New("--trace and --memprofile need --cpuprofile: only an in-process catch-up is profiled")

@@ -18,7 +18,7 @@ import (
 )
 
 // profileVplayer runs vplayer's catch-up in this process, with the settings `vplayer run` uses
-// by default, under the CPU profiler; it writes the profile and prints the allocations per row
+// by default (but the one --apply-workers entry, when given), under the CPU profiler; it writes the profile and prints the allocations per row
 // change the catch-up made.
 func (c *cluster) profileVplayer(ctx context.Context, mode, want string, st genStats) (timing, error) {
 	var tm timing
@@ -40,6 +40,9 @@ func (c *cluster) profileVplayer(ctx context.Context, mode, want string, st genS
 	cfg.Target, cfg.TargetDB = t.db, dbName
 	cfg.ProgressDeadline, cfg.RetryDelay = 10*time.Minute, time.Second
 	cfg.ServerID, cfg.Options = binlog.ServerIDFor(workflowName), "{}"
+	if t.workers > 0 {
+		cfg.ApplyWorkers = t.workers
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cpu := startCPU(os.Getpid(), t.pid, c.sourcePID)
 	began := time.Now()

@@ -64,7 +64,8 @@ func TestOptions_Validate(t *testing.T) {
 		{"workers in the copy mode", func(o *Options) { o.Mode, o.ApplyWorkers = ModeCopy, []int{4} }, "--apply-workers"},
 		{"one worker count and a comparison build", func(o *Options) { o.ApplyWorkers, o.CompareVplayer = []int{4}, []string{"/tmp/b"} }, ""},
 		{"two worker counts and a comparison build", func(o *Options) { o.ApplyWorkers, o.CompareVplayer = []int{1, 4}, []string{"/tmp/b"} }, "at most one"},
-		{"workers and the profiler", func(o *Options) { o.ApplyWorkers, o.CPUProfile = []int{4}, "c" }, "--cpuprofile"},
+		{"one worker count and the profiler", func(o *Options) { o.ApplyWorkers, o.CPUProfile = []int{4}, "c" }, ""},
+		{"two worker counts and the profiler", func(o *Options) { o.ApplyWorkers, o.CPUProfile = []int{1, 4}, "c" }, "at most one"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
