@@ -18,8 +18,8 @@ import (
 )
 
 // profileVplayer runs vplayer's catch-up in this process, with the settings `vplayer run` uses
-// by default (but the one --apply-workers entry, when given), under the CPU profiler; it writes the profile and prints the allocations per row
-// change the catch-up made.
+// by default (but the one --apply-workers entry, when given), under the CPU profiler; it writes
+// the profile and prints the allocations per row change the catch-up made.
 func (c *cluster) profileVplayer(ctx context.Context, mode, want string, st genStats) (timing, error) {
 	var tm timing
 	path := profilePath(c.o.CPUProfile, mode)

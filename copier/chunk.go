@@ -53,8 +53,9 @@ const loadFlush = 64 << 10
 // loadSeq numbers the LOAD DATA reader handlers of the process.
 var loadSeq atomic.Int64
 
-// begin opens the chunk's transaction: BEGIN and the DELETE of the target's rows above the
-// table's last copied key.
+// begin opens the chunk's transaction: BEGIN and, when there are any (see stale), the DELETE of
+// the target's rows above the table's last copied key; on a target that loads in bulk, the
+// session's unique_checks for the chunk first.
 func (k *cursor) begin(ctx context.Context) error {
 	stale, err := k.stale(ctx)
 	if err != nil {
