@@ -88,7 +88,7 @@ func (cp *copyPhase) run(ctx context.Context) error {
 	if err := cp.s.lease.EndCopy(ctx); err != nil {
 		return err
 	}
-	cp.s.addLogCtx(ctx, logTypeState, workflow.StateRunning, fmt.Sprintf("Running: copy done, %d rows", cp.c.RowsCopied()))
+	cp.s.addStateLog(ctx, workflow.StateRunning, fmt.Sprintf("Running: copy done, %d rows", cp.c.RowsCopied()))
 	cp.s.log.Info("copy phase done; replicating", "rows", cp.c.RowsCopied(), "seconds", time.Since(began).Seconds())
 	return errCopyDone
 }

@@ -79,6 +79,18 @@ func (s *Stream) addLog(typ, state, msg string) {
 	s.addLogCtx(ctx, typ, state, msg)
 }
 
+// addStateLog adds the State row of a change already recorded in the record. A stop that lands
+// between the two writes must not leave the change out of the history, so the row's write
+// outlives ctx's cancellation, within half a second of its own: a stop still ends within SPEC's
+// 2 s when the target does not answer.
+func (s *Stream) addStateLog(ctx context.Context, state, msg string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateLogTimeout)
+	defer cancel()
+	s.addLogCtx(ctx, logTypeState, state, msg)
+}
+
+const stateLogTimeout = 500 * time.Millisecond
+
 func (s *Stream) addLogCtx(ctx context.Context, typ, state, msg string) {
 	if err := s.lease.AddLog(ctx, typ, state, msg); errors.Is(err, workflow.ErrLostOwnership) {
 		return // fenced: a process that lost the workflow writes nothing in its history

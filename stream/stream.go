@@ -148,7 +148,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		if err := s.lease.SetState(sctx, state, rec.Message); err != nil {
 			return err
 		}
-		s.addLogCtx(sctx, logTypeState, state, state+" at "+rec.Pos+", was "+rec.State)
+		s.addStateLog(sctx, state, state+" at "+rec.Pos+", was "+rec.State)
 		s.log.Info("workflow "+strings.ToLower(state), "state", state, "pos", rec.Pos)
 	}
 	s.running = true

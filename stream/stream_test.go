@@ -163,3 +163,35 @@ func waitState(t *testing.T, store *workflow.Store, wf, want string) {
 	}
 	t.Fatalf("workflow %s not %s within 30s", wf, want)
 }
+
+// TestAddStateLog_afterCancel: the State row of a change already recorded lands even when the
+// stop arrives between the record's write and the row's (the race CI once hit in TestStateLog:
+// a stop right after Running dropped "Running at ..., was Init" from the history).
+func TestAddStateLog_afterCancel(t *testing.T) {
+	cfg, store := testConfig(t)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := s.acquire(ctx)
+	if err != nil || lease == nil {
+		t.Fatalf("acquire = %v, %v", lease, err)
+	}
+	s.lease = lease
+	defer lease.Release()
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	s.addStateLog(stopped, workflow.StateRunning, "Running at the test's position, was Init")
+	var n int
+	if err := store.DB().QueryRow("SELECT COUNT(*) FROM "+cfg.Sidecar+".vreplication_log WHERE vrepl_id = ? AND type = 'State' AND message = ?",
+		s.id, "Running at the test's position, was Init").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("%d State rows after a cancelled context, want 1", n)
+	}
+}
