@@ -13,7 +13,8 @@ import (
 )
 
 // newDoltEnv is newEnv with the shared Dolt sql-server as the source (a MySQL-flavour binlog
-// primary) and the shared MariaDB target. Tests on it run one at a time: one restarts Dolt.
+// primary) and the shared MariaDB target. Tests on it run one at a time, as one restarts Dolt;
+// only TestDolt_HeartbeatPeriod runs in parallel, after every serial test has ended.
 func newDoltEnv(t *testing.T) *env {
 	t.Helper()
 	source := mysqltest.Dolt(t)

@@ -135,6 +135,9 @@ func TestDolt_SourceRestart(t *testing.T) {
 // of idleness, the adaptation logged once with the period seen, and idle lag bounded by that
 // period.
 func TestDolt_HeartbeatPeriod(t *testing.T) {
+	// 35 s of waiting: it runs beside the other parallel tests, after the serial ones, so that
+	// TestDolt_SourceRestart never restarts the shared Dolt under it.
+	t.Parallel()
 	e := newDoltEnv(t)
 	e.execBoth(`CREATE TABLE h (id int PRIMARY KEY)`)
 	var logs syncBuffer
