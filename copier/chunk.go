@@ -40,6 +40,7 @@ type cursor struct {
 	bytes   int      // bytes of the open transaction's round trips
 	lenient bool     // the round trip writes an ENUM's error value
 	ended   bool     // the chunk is committed (queued)
+	done    bool     // with ended: the chunk is the table's last
 
 	// A chunk of a table whose columns all go through LOAD DATA (table.loadCols) streams its
 	// rows into one LOAD DATA: pw is its pipe, lines the text not written into it yet.
@@ -236,6 +237,7 @@ func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
 		return nil // more of this chunk at the table's next turn
 	}
 	done := exhausted && !full
+	k.done = done
 	if k.pw != nil {
 		if err := k.commitLoad(ctx, done); err != nil {
 			return err

@@ -159,7 +159,7 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 
 // copyQueued copies one chunk of each cursor's table: each writer, with a reader of its own (all
 // at the round's position), takes the next cursor from the queue as soon as its last chunk is
-// queued to its session.
+// queued to its session, or once it has built the keys of a table that chunk completed.
 func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer, readers []*sql.Conn) error {
 	// The largest chunks first, so that the small ones fill the writers' gaps at the end.
 	left := func(cur *cursor) int64 { return min(max(cur.st.Estimated-cur.st.Rows, 0), int64(c.cfg.ChunkRows)) }
@@ -185,6 +185,14 @@ func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer
 				for !cur.ended {
 					if err := cur.batch(gctx, r, batchRows); err != nil {
 						return fmt.Errorf("copy %s: %w", cur.t.name, err)
+					}
+				}
+				// A table whose rows are all copied has its keys built at once, by its writer
+				// after the chunk's COMMIT, while the other writers go on copying: the stream
+				// holds at the round's position until the round ends, as buildKeys needs.
+				if cur.done && len(cur.st.DeferredKeys) > 0 {
+					if err := c.buildTableKeys(gctx, w, cur.st); err != nil {
+						return fmt.Errorf("build the deferred keys of %s.%s: %w", c.cfg.TargetDB, cur.st.Table, err)
 					}
 				}
 			}

@@ -176,11 +176,31 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	e.createCopySource(800, rows)
 	stop := e.writeDuring(rows)
 	began := time.Now()
-	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "100", "--metrics-addr", "127.0.0.1:0")
+	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "50", "--metrics-addr", "127.0.0.1:0")
 	addr := p.metricsAddr(30 * time.Second)
 	e.waitRecordState(workflow.StateCopying, 30*time.Second)
-	// While it copies: the record's message, vplayer status and /metrics show the progress.
-	var sawMessage, sawStatus, sawMetrics bool
+	// While it copies: the record's message, vplayer status and /metrics show the progress. A
+	// vplayer status takes a good part of a second under the race detector, so it runs, again
+	// and again, beside the quick looks at the record and /metrics.
+	var sawMessage, sawMetrics bool
+	var sawStatus atomic.Bool
+	copying, statusDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(statusDone)
+		for {
+			select {
+			case <-copying:
+				return
+			default:
+			}
+			code, out := runProc(t, nil, 30*time.Second, "status", "--target", e.target.DSN(e.db), "--workflow", e.workflow)
+			if code == 0 && strings.Contains(out, "copy of "+e.workflow+":") && strings.Contains(out, "ROWS COPIED") {
+				sawStatus.Store(true)
+				t.Logf("status:\n%s", out)
+				return
+			}
+		}
+	}()
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); {
 		rec := e.record()
 		if rec.State != workflow.StateCopying {
@@ -189,13 +209,6 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 		if !sawMessage && strings.HasPrefix(rec.Message, "copying: ") {
 			sawMessage = true
 			t.Logf("message: %s", rec.Message)
-		}
-		if !sawStatus {
-			code, out := runProc(t, nil, 30*time.Second, "status", "--target", e.target.DSN(e.db), "--workflow", e.workflow)
-			if code == 0 && strings.Contains(out, "copy of "+e.workflow+":") && strings.Contains(out, "ROWS COPIED") {
-				sawStatus = true
-				t.Logf("status:\n%s", out)
-			}
 		}
 		if !sawMetrics {
 			m, _ := getMetrics(t, addr)
@@ -206,8 +219,10 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !sawMessage || !sawStatus || !sawMetrics {
-		t.Errorf("during the copy: progress in the message %v, in vplayer status %v, in /metrics %v; want all", sawMessage, sawStatus, sawMetrics)
+	close(copying)
+	<-statusDone
+	if !sawMessage || !sawStatus.Load() || !sawMetrics {
+		t.Errorf("during the copy: progress in the message %v, in vplayer status %v, in /metrics %v; want all", sawMessage, sawStatus.Load(), sawMetrics)
 	}
 	e.waitRecordState(workflow.StateRunning, 90*time.Second)
 	copied := time.Since(began)
@@ -271,7 +286,7 @@ func (e *env) updateWriter(ctx context.Context) error {
 // uninterrupted copy takes), then replicates, and target == source.
 func TestCopy_killedAndResumed(t *testing.T) {
 	e := newEnv(t)
-	const rows, chunk = 3000, 100
+	const rows, chunk = 6000, 100
 	e.createCopySource(600, rows)
 	want := map[string]int64{}
 	for _, name := range copyTables {
@@ -287,9 +302,10 @@ func TestCopy_killedAndResumed(t *testing.T) {
 	for try := 0; kills < 5 && try < 15; try++ {
 		p := e.startVplayer(args...)
 		e.waitRecordState(workflow.StateCopying, 30*time.Second)
-		// Kill at a random moment once this process copies: after its first chunk commits.
-		before := copiedRows(prev)
-		for deadline := time.Now().Add(30 * time.Second); copiedRows(chunksByTable(e.copyState())) == before; {
+		// Kill at a random moment once this process copies: after its first chunk commits (one
+		// that only finds a table's end, or a key build, counts too).
+		before := copyProgress(prev)
+		for deadline := time.Now().Add(30 * time.Second); copyProgress(chunksByTable(e.copyState())) == before; {
 			if time.Now().After(deadline) {
 				t.Fatalf("try %d: the restarted copy made no progress within 30s", try)
 			}
@@ -376,6 +392,21 @@ func copiedRows(m map[string]workflow.TableCopy) int64 {
 	for name, c := range m {
 		if name != "nokey" {
 			n += c.Rows
+		}
+	}
+	return n
+}
+
+// copyProgress sums what a copy does, every step of it: rows copied (but the keyless table's,
+// whose count starts over at each restart), tables done, and tables with their keys built.
+func copyProgress(m map[string]workflow.TableCopy) int64 {
+	n := copiedRows(m)
+	for _, c := range m {
+		if c.Done {
+			n++
+		}
+		if len(c.DeferredKeys) == 0 {
+			n++
 		}
 	}
 	return n
@@ -490,24 +521,28 @@ func TestCopy_stopAndResume(t *testing.T) {
 // startBlockedKeyBuild starts a copy (with extra flags) of createCopySource's tables whose build
 // of orders' deferred key waits for the table's metadata lock, which another target session
 // holds by reading orders in an open transaction, until releaseOrders; alter is the build's
-// statement as the processlist shows it. bins exists on the target, empty, its supremum locked
-// until orders is copied, so that orders can be read between its copy and its key build.
+// statement as the processlist shows it. A writer builds a table's keys right after its last
+// chunk, so each step waits for the test: the copy's one writer (--copy-writers 1) takes bins
+// first, the largest table, which exists on the target, empty, its supremum locked; meanwhile
+// the test locks orders' supremum the same way, lets bins go, and once orders' chunk waits,
+// opens the reader and lets the chunk go.
 func (e *env) startBlockedKeyBuild(extra ...string) (p *proc, alter string, releaseOrders func()) {
 	e.t.Helper()
-	e.createCopySource(50, 200)
+	e.createCopySource(50, 2000)
 	e.exec(e.dst, "CREATE TABLE bins (id varbinary(16) NOT NULL, v varchar(50) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, n int, f float, PRIMARY KEY (id))")
 	releaseBins := e.lockRow("SELECT * FROM " + e.db + ".bins FOR UPDATE")
 	defer releaseBins()
-	p = e.startVplayer(append([]string{"--start-pos="}, extra...)...)
+	p = e.startVplayer(append([]string{"--start-pos=", "--copy-writers", "1"}, extra...)...)
 	e.waitBlocked("`"+e.db+"`.`bins`", 30*time.Second)
-	if !eventually(10*time.Second, 20*time.Millisecond, func() bool { return chunksByTable(e.copyState())["orders"].Done }) {
-		e.t.Fatal("orders was not copied within 10s while bins waited")
-	}
+	lockOrders := e.lockRow("SELECT * FROM " + e.db + ".orders FOR UPDATE")
+	defer lockOrders()
+	releaseBins()
+	e.waitBlocked("`"+e.db+"`.`orders`", 30*time.Second)
 	if keys := chunksByTable(e.copyState())["orders"].DeferredKeys; len(keys) != 1 {
 		e.t.Fatalf("orders' deferred keys %q, want its one secondary key", keys)
 	}
 	releaseOrders = e.lockRow("SELECT * FROM " + e.db + ".orders LIMIT 1")
-	releaseBins()
+	lockOrders()
 	alter = "ALTER TABLE `" + e.db + "`.`orders` ADD KEY"
 	e.waitBlocked(alter, 30*time.Second)
 	return p, alter, releaseOrders
