@@ -102,20 +102,24 @@ func (e *copyEnv) run(t *testing.T, tables []string) *Copier {
 	return c
 }
 
+// valueTables are the tables of the value tests: integers at their limits, the bytes a LOAD DATA
+// line escapes, NULLs, a composite key of a string and an integer, a table without a key.
+var valueTables = []string{
+	"CREATE TABLE ints (id bigint NOT NULL PRIMARY KEY, ti tinyint, tu tinyint unsigned, mi mediumint, iu int unsigned, bu bigint unsigned, y year, d decimal(65,30), x double) ENGINE=InnoDB",
+	"INSERT INTO ints VALUES (-9223372036854775808, -128, 0, -8388608, 0, 0, 1999, '-99999999999999999999999999999999999.999999999999999999999999999999', -1.7976931348623157e308)," +
+		" (0, 0, 0, 0, 0, 0, 1901, 0, 0), (1, 127, 255, 8388607, 4294967295, 18446744073709551615, 2155, '0.000000000000000000000000000001', 4.9406564584124654e-324)," +
+		" (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), (9223372036854775807, 1, 1, 1, 1, 1, 2000, 1, 0.1)",
+	"CREATE TABLE strs (s varbinary(20) NOT NULL, n int NOT NULL, v varchar(20), b blob, PRIMARY KEY (s, n), KEY (n)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+	"INSERT INTO strs VALUES ('a', 1, 'x\\ty\\nz', 'a\\\\b\\0c'), ('a', 2, '', ''), ('a\\tb', -1, NULL, NULL), ('\\0', 0, '\\\\N', '\\\\'), ('zz', 5, 'ü😀', 0x00FF0A09)",
+	"CREATE TABLE nokey (a int, b varchar(10)) ENGINE=InnoDB",
+	"INSERT INTO nokey VALUES (1, 'x'), (1, 'x'), (NULL, NULL), (2, 'y\tz')",
+}
+
 // TestCopier_Run_loadValues: the values LOAD DATA writes read back byte for byte: integers at
 // their limits, the bytes a LOAD DATA line escapes, NULLs, in chunks of two rows over several rounds, keys read from their
 // column (the integer key) and beside it (the composite key of a string and an integer).
 func TestCopier_Run_loadValues(t *testing.T) {
-	e := newCopyEnv(t,
-		"CREATE TABLE ints (id bigint NOT NULL PRIMARY KEY, ti tinyint, tu tinyint unsigned, mi mediumint, iu int unsigned, bu bigint unsigned, y year, d decimal(65,30), x double) ENGINE=InnoDB",
-		"INSERT INTO ints VALUES (-9223372036854775808, -128, 0, -8388608, 0, 0, 1999, '-99999999999999999999999999999999999.999999999999999999999999999999', -1.7976931348623157e308),"+
-			" (0, 0, 0, 0, 0, 0, 1901, 0, 0), (1, 127, 255, 8388607, 4294967295, 18446744073709551615, 2155, '0.000000000000000000000000000001', 4.9406564584124654e-324),"+
-			" (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), (9223372036854775807, 1, 1, 1, 1, 1, 2000, 1, 0.1)",
-		"CREATE TABLE strs (s varbinary(20) NOT NULL, n int NOT NULL, v varchar(20), b blob, PRIMARY KEY (s, n), KEY (n)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
-		"INSERT INTO strs VALUES ('a', 1, 'x\\ty\\nz', 'a\\\\b\\0c'), ('a', 2, '', ''), ('a\\tb', -1, NULL, NULL), ('\\0', 0, '\\\\N', '\\\\'), ('zz', 5, 'ü😀', 0x00FF0A09)",
-		"CREATE TABLE nokey (a int, b varchar(10)) ENGINE=InnoDB",
-		"INSERT INTO nokey VALUES (1, 'x'), (1, 'x'), (NULL, NULL), (2, 'y\tz')",
-	)
+	e := newCopyEnv(t, valueTables...)
 	e.cfg.ChunkRows = 2
 	c := e.run(t, []string{"ints", "nokey", "strs"})
 	if got, want := c.RowsCopied(), int64(14); got != want {
@@ -124,5 +128,38 @@ func TestCopier_Run_loadValues(t *testing.T) {
 	var keys string
 	if err := e.dst.QueryRowContext(t.Context(), "SELECT GROUP_CONCAT(INDEX_NAME) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'strs' AND INDEX_NAME <> 'PRIMARY'", e.db).Scan(&keys); err != nil || !strings.Contains(keys, "n") {
 		t.Errorf("strs' secondary keys %q (%v), want its deferred key n built", keys, err)
+	}
+}
+
+// TestCopier_Run_localInfileOff: on a target with local_infile off, every chunk is written with
+// INSERTs (no LOAD DATA reaches the server) and the values read back byte for byte as through
+// LOAD DATA.
+func TestCopier_Run_localInfileOff(t *testing.T) {
+	e := newCopyEnv(t, valueTables...)
+	ctx := t.Context()
+	var was int
+	if err := e.dst.QueryRowContext(ctx, "SELECT @@GLOBAL.local_infile").Scan(&was); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dst.ExecContext(ctx, "SET GLOBAL local_infile = 0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.dst.Exec("SET GLOBAL local_infile = ?", was) })
+	loads := func() int64 {
+		var name string
+		var n int64
+		if err := e.dst.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Com_load'").Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := loads()
+	e.cfg.ChunkRows = 2
+	c := e.run(t, []string{"ints", "nokey", "strs"})
+	if got, want := c.RowsCopied(), int64(14); got != want {
+		t.Errorf("RowsCopied()=%d, want %d", got, want)
+	}
+	if n := loads() - before; n != 0 {
+		t.Errorf("%d LOAD DATA statements ran on a target with local_infile off, want none", n)
 	}
 }
