@@ -32,6 +32,11 @@ const copyStateTable = `CREATE TABLE IF NOT EXISTS %s (
   PRIMARY KEY (vrepl_id, table_name)
 ) ENGINE=InnoDB`
 
+// copyMarker is the table name of the copy state row that a workflow created to copy holds until
+// its copy is planned: the intent outlives the record's state, which a stop or an error before
+// the plan replaces (SPEC 7a: without it, the next run would replicate into empty tables).
+const copyMarker = ""
+
 // TableCopy is one table's copy state.
 type TableCopy struct {
 	Table string
@@ -59,7 +64,7 @@ func (t TableCopy) Pending() bool { return !t.Done || len(t.DeferredKeys) > 0 }
 // copy planned.
 func (s *Store) CopyState(ctx context.Context, id int64) ([]TableCopy, error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT table_name, lastpk, copied_at, rows_copied, rows_estimated, chunks, done, started_at, updated_at, deferred_keys FROM "+
-		s.table("copy_state")+" WHERE vrepl_id = ? ORDER BY table_name", id)
+		s.table("copy_state")+" WHERE vrepl_id = ? AND table_name <> '' ORDER BY table_name", id)
 	if err != nil {
 		return nil, fmt.Errorf("read the copy state of workflow %d: %w", id, err)
 	}
@@ -86,26 +91,45 @@ func (s *Store) CopyState(ctx context.Context, id int64) ([]TableCopy, error) {
 	return out, rows.Err()
 }
 
-// PlanCopy records the tables of workflow id's copy, each not started, in one transaction; a
-// table already planned keeps its state.
+// CopyToPlan reports whether workflow id was created to copy and its copy is not planned yet.
+func (s *Store) CopyToPlan(ctx context.Context, id int64) (bool, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+s.table("copy_state")+" WHERE vrepl_id = ? AND table_name = ''", id).Scan(&n); err != nil {
+		return false, fmt.Errorf("read the copy state of workflow %d: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// PlanCopy records the tables of workflow id's copy, each not started, and clears the mark of a
+// copy to plan, in one transaction; a table already planned keeps its state.
 func (s *Store) PlanCopy(ctx context.Context, id int64, tables []TableCopy) error {
-	if len(tables) == 0 {
-		return nil
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("plan the copy of workflow %d: %w", id, err)
 	}
-	var b strings.Builder
-	b.WriteString("INSERT IGNORE INTO " + s.table("copy_state") + " (vrepl_id, table_name, rows_estimated, deferred_keys) VALUES ")
-	for i, t := range tables {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		keys := "NULL"
-		if len(t.DeferredKeys) > 0 {
-			j, _ := json.Marshal(t.DeferredKeys)
-			keys = sqlq.String(string(j))
-		}
-		fmt.Fprintf(&b, "(%d, %s, %d, %s)", id, sqlq.String(t.Table), t.Estimated, keys)
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "DELETE FROM "+s.table("copy_state")+" WHERE vrepl_id = ? AND table_name = ''", id); err != nil {
+		return fmt.Errorf("plan the copy of workflow %d: %w", id, err)
 	}
-	if _, err := s.db.ExecContext(ctx, b.String()); err != nil {
+	if len(tables) > 0 {
+		var b strings.Builder
+		b.WriteString("INSERT IGNORE INTO " + s.table("copy_state") + " (vrepl_id, table_name, rows_estimated, deferred_keys) VALUES ")
+		for i, t := range tables {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			keys := "NULL"
+			if len(t.DeferredKeys) > 0 {
+				j, _ := json.Marshal(t.DeferredKeys)
+				keys = sqlq.String(string(j))
+			}
+			fmt.Fprintf(&b, "(%d, %s, %d, %s)", id, sqlq.String(t.Table), t.Estimated, keys)
+		}
+		if _, err := tx.ExecContext(ctx, b.String()); err != nil {
+			return fmt.Errorf("plan the copy of workflow %d: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("plan the copy of workflow %d: %w", id, err)
 	}
 	return nil

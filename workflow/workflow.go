@@ -213,13 +213,28 @@ func (s *Store) Create(ctx context.Context, r Record) (Record, bool, error) {
 	if r.StopPos != "" {
 		stop = r.StopPos
 	}
-	res, err := s.db.ExecContext(ctx, "INSERT IGNORE INTO "+s.table("vreplication")+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("create workflow %s: %w", r.Workflow, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, "INSERT IGNORE INTO "+s.table("vreplication")+
 		" (workflow, source, pos, stop_pos, db_name, state, message, time_updated, options) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?)",
 		r.Workflow, r.Source, r.Pos, stop, r.DBName, state, time.Now().Unix(), r.Options)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("create workflow %s: %w", r.Workflow, err)
 	}
 	n, _ := res.RowsAffected()
+	if n == 1 && state == StateCopying {
+		// The copy to come is marked with the record, so that it is planned whatever the
+		// record's state says by then (see copyMarker).
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.table("copy_state")+" (vrepl_id, table_name) VALUES (LAST_INSERT_ID(), ?)", copyMarker); err != nil {
+			return Record{}, false, fmt.Errorf("create workflow %s: mark its copy: %w", r.Workflow, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return Record{}, false, fmt.Errorf("create workflow %s: %w", r.Workflow, err)
+	}
 	got, err := s.Get(ctx, r.Workflow)
 	return got, n == 1, err
 }
