@@ -31,15 +31,22 @@ type copyPhase struct {
 }
 
 // newCopyPhase returns the attempt's copy phase, or nil when the workflow is not copying: it has
-// no copy planned, or its copy is done. A workflow created to copy (state Copying) plans its copy
-// here, under the lease: missing target tables created, a non-empty one a terminal error.
+// no copy planned, or its copy is done. A workflow created to copy (its copy state marked, or,
+// from before the mark, state Copying) plans its copy here, under the lease: missing target
+// tables created, a non-empty one a terminal error.
 func (s *Stream) newCopyPhase(ctx context.Context, rec workflow.Record, start binlog.Position) (*copyPhase, error) {
 	state, err := s.store.CopyState(ctx, s.id)
 	if err != nil {
 		return nil, err
 	}
 	cfg := s.copierConfig(start.Flavor)
-	if len(state) == 0 && rec.State == workflow.StateCopying {
+	toPlan := rec.State == workflow.StateCopying // a record from before the mark
+	if len(state) == 0 && !toPlan {
+		if toPlan, err = s.store.CopyToPlan(ctx, s.id); err != nil {
+			return nil, err
+		}
+	}
+	if len(state) == 0 && toPlan {
 		tables, err := copier.SourceTables(ctx, s.cfg.Source.Pool, s.cfg.Source.DB, func(t string) bool { return s.filter.Match(s.cfg.Source.DB, t) })
 		if err != nil {
 			return nil, err
@@ -162,6 +169,28 @@ func isUnknownTable(err error) bool {
 }
 
 // newState is the state of a workflow created now: Copying without --start-pos (SPEC 7a).
+// errStopPosWhileCopying refuses a stop position for a workflow whose copy is to run or not done:
+// each of the copy's snapshots moves the workflow's position to the source's, so it may pass any
+// position chosen in advance, and the target is consistent only from the copy's end on.
+var errStopPosWhileCopying = fmt.Errorf("%w: --stop-pos cannot be used while the workflow copies its tables: each of the copy's snapshots moves its position to the source's, past any position chosen in advance; run it without --stop-pos until the copy is done (state Running), then with --stop-pos, or give --start-pos to skip the copy", ErrTerminal)
+
+// copyUnfinished reports whether the workflow has copy state left to do: rows or keys.
+func (s *Stream) copyUnfinished(ctx context.Context) (bool, error) {
+	state, err := s.store.CopyState(ctx, s.id)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range state {
+		if t.Pending() {
+			return true, nil
+		}
+	}
+	if len(state) == 0 {
+		return s.store.CopyToPlan(ctx, s.id)
+	}
+	return false, nil
+}
+
 func (s *Stream) newState() string {
 	if strings.TrimSpace(s.cfg.StartPos) == "" {
 		return workflow.StateCopying

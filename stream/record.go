@@ -124,6 +124,9 @@ func (s *Stream) prepare(ctx context.Context) error {
 	rec, err := s.store.Get(ctx, s.cfg.Workflow)
 	switch {
 	case errors.Is(err, workflow.ErrNotFound):
+		if !s.stop.IsZero() && s.newState() == workflow.StateCopying {
+			return errStopPosWhileCopying // refused before anything is written
+		}
 		pos, err := s.startPosition(ctx)
 		if err != nil {
 			return err

@@ -126,6 +126,13 @@ func (s *Stream) attempt(ctx context.Context) error {
 	if err := s.checkTriggers(sctx); err != nil {
 		return err
 	}
+	if !s.stop.IsZero() {
+		if copying, err := s.copyUnfinished(sctx); err != nil {
+			return err
+		} else if copying || rec.State == workflow.StateCopying {
+			return errStopPosWhileCopying
+		}
+	}
 	if !s.stop.IsZero() && start.Contains(s.stop) {
 		msg := "Stopped at position " + rec.Pos
 		if err := s.lease.SetState(sctx, workflow.StateStopped, msg); err != nil {
