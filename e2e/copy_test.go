@@ -500,6 +500,18 @@ func TestCopy_stopAndResume(t *testing.T) {
 		before = copiedRows(chunksByTable(state))
 		t.Logf("%s: stopped %v after it was asked, %d rows copied", st.name, took.Round(time.Millisecond), before)
 	}
+	// Stopped midway, the copy is still not done: a diff refuses to compare, and a run with a
+	// stop position is refused, copying nothing (the chunk counts below say so).
+	if r := e.runDiff(); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "is copying its tables") {
+		t.Errorf("vplayer diff of a copy stopped midway: exit %d, want it refused:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	refused := e.startVplayer(append(args, "--stop-pos", e.sourcePos().String())...)
+	if code := refused.wait(30 * time.Second); code != 1 || !strings.Contains(refused.out.String(), "--stop-pos cannot be used while the workflow copies") {
+		t.Errorf("vplayer run --stop-pos during the copy: exit %d, want 1 and the refusal:\n%s", code, refused.out.String())
+	}
+	if got := copiedRows(chunksByTable(e.copyState())); got != before {
+		t.Errorf("%d rows copied after the refused run, %d before it", got, before)
+	}
 	p := e.startVplayer(args...)
 	e.waitRecordState(workflow.StateRunning, 90*time.Second)
 	e.waitCaughtUp(30 * time.Second)

@@ -174,23 +174,6 @@ func isUnknownTable(err error) bool {
 // position chosen in advance, and the target is consistent only from the copy's end on.
 var errStopPosWhileCopying = fmt.Errorf("%w: --stop-pos cannot be used while the workflow copies its tables: each of the copy's snapshots moves its position to the source's, past any position chosen in advance; run it without --stop-pos until the copy is done (state Running), then with --stop-pos, or give --start-pos to skip the copy", ErrTerminal)
 
-// copyUnfinished reports whether the workflow has copy state left to do: rows or keys.
-func (s *Stream) copyUnfinished(ctx context.Context) (bool, error) {
-	state, err := s.store.CopyState(ctx, s.id)
-	if err != nil {
-		return false, err
-	}
-	for _, t := range state {
-		if t.Pending() {
-			return true, nil
-		}
-	}
-	if len(state) == 0 {
-		return s.store.CopyToPlan(ctx, s.id)
-	}
-	return false, nil
-}
-
 func (s *Stream) newState() string {
 	if strings.TrimSpace(s.cfg.StartPos) == "" {
 		return workflow.StateCopying

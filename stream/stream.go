@@ -127,7 +127,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		return err
 	}
 	if !s.stop.IsZero() {
-		if copying, err := s.copyUnfinished(sctx); err != nil {
+		if copying, err := s.store.CopyUnfinished(sctx, s.id); err != nil {
 			return err
 		} else if copying || rec.State == workflow.StateCopying {
 			return errStopPosWhileCopying

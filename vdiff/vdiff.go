@@ -121,12 +121,20 @@ func (d *differ) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	d.rec = rec
-	if rec.State == workflow.StateCopying {
-		return nil, fmt.Errorf("workflow %s is copying its tables: its target is not complete yet; run the diff once vplayer status shows it Running", rec.Workflow)
-	}
+	copying := rec.State == workflow.StateCopying
 	// An older record table lacks the pause columns: Init adds them.
 	if err := d.store.Init(ctx); err != nil {
 		return nil, err
+	}
+	if !copying {
+		// A copy stopped or failed midway leaves the record Stopped or Error: its copy state
+		// says the copy is not done.
+		if copying, err = d.store.CopyUnfinished(ctx, rec.ID); err != nil {
+			return nil, err
+		}
+	}
+	if copying {
+		return nil, fmt.Errorf("workflow %s is copying its tables: its target is not complete yet; run the diff once vplayer status shows it Running", rec.Workflow)
 	}
 	source, err := workflow.ParseSource(rec.Source)
 	if err != nil || source.Database == "" {

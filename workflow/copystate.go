@@ -100,6 +100,24 @@ func (s *Store) CopyToPlan(ctx context.Context, id int64) (bool, error) {
 	return n > 0, nil
 }
 
+// CopyUnfinished reports whether workflow id's copy is to come (marked, not planned yet) or has
+// something left to do: rows, or keys to build.
+func (s *Store) CopyUnfinished(ctx context.Context, id int64) (bool, error) {
+	state, err := s.CopyState(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range state {
+		if t.Pending() {
+			return true, nil
+		}
+	}
+	if len(state) == 0 {
+		return s.CopyToPlan(ctx, id)
+	}
+	return false, nil
+}
+
 // PlanCopy records the tables of workflow id's copy, each not started, and clears the mark of a
 // copy to plan, in one transaction; a table already planned keeps its state.
 func (s *Store) PlanCopy(ctx context.Context, id int64, tables []TableCopy) error {

@@ -45,6 +45,25 @@ func TestStore_copyToPlan(t *testing.T) {
 	if toPlan(rec.ID) {
 		t.Error("the copy is still to plan after PlanCopy")
 	}
+	unfinished := func(id int64) bool {
+		t.Helper()
+		ok, err := s.CopyUnfinished(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !unfinished(rec.ID) {
+		t.Error("CopyUnfinished = false with two tables not copied")
+	}
+	for _, table := range []string{"a", "b"} {
+		if _, err := s.DB().ExecContext(ctx, s.ChunkSQL(rec.ID, table, nil, "MariaDB/0-1-2", 3, true, true, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if unfinished(rec.ID) {
+		t.Error("CopyUnfinished = true with every table done")
+	}
 	st, err := s.CopyState(ctx, rec.ID)
 	if err != nil || len(st) != 2 || st[0].Table != "a" || st[0].Estimated != 3 || st[1].Table != "b" {
 		t.Errorf("CopyState after the plan = %+v, %v; want a and b", st, err)
@@ -67,7 +86,7 @@ func TestStore_copyToPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if toPlan(plain.ID) {
+	if toPlan(plain.ID) || unfinished(plain.ID) {
 		t.Error("a workflow created Init has a copy to plan")
 	}
 	// Create of an existing workflow adds no mark.
