@@ -103,7 +103,7 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 		}
 	}()
 	if len(keyed) > 0 && len(readers) >= min(len(ws), len(keyed)) {
-		if err := c.copyQueued(ctx, keyed, ws, readers); err != nil {
+		if err := c.copyQueued(ctx, keyed, ws, readers, len(keyless) > 0); err != nil {
 			return err
 		}
 		keyed = nil
@@ -159,8 +159,10 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 
 // copyQueued copies one chunk of each cursor's table: each writer, with a reader of its own (all
 // at the round's position), takes the next cursor from the queue as soon as its last chunk is
-// queued to its session, or once it has built the keys of a table that chunk completed.
-func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer, readers []*sql.Conn) error {
+// queued to its session. Once the queue is empty, each writer builds the keys of the tables it
+// completed while the other writers may still copy (keepFirst: the tables without a key still
+// need the round's first reader).
+func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer, readers []*sql.Conn, keepFirst bool) error {
 	// The largest chunks first, so that the small ones fill the writers' gaps at the end.
 	left := func(cur *cursor) int64 { return min(max(cur.st.Estimated-cur.st.Rows, 0), int64(c.cfg.ChunkRows)) }
 	cursors = slices.Clone(cursors)
@@ -174,6 +176,7 @@ func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer
 	for i := range min(len(ws), len(cursors)) {
 		w, r := ws[i], readers[i]
 		g.Go(func() error {
+			var completed []*cursor // tables whose last chunk this writer wrote, keys deferred
 			for cur := range queue {
 				if gctx.Err() != nil {
 					return nil
@@ -187,13 +190,29 @@ func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer
 						return fmt.Errorf("copy %s: %w", cur.t.name, err)
 					}
 				}
-				// A table whose rows are all copied has its keys built at once, by its writer
-				// after the chunk's COMMIT, while the other writers go on copying: the stream
-				// holds at the round's position until the round ends, as buildKeys needs.
 				if cur.done && len(cur.st.DeferredKeys) > 0 {
-					if err := c.buildTableKeys(gctx, w, cur.st); err != nil {
-						return fmt.Errorf("build the deferred keys of %s.%s: %w", c.cfg.TargetDB, cur.st.Table, err)
+					completed = append(completed, cur)
+				}
+			}
+			if len(completed) == 0 || gctx.Err() != nil {
+				return nil
+			}
+			// The builds need the stream held, which it is until the round ends, not the
+			// source's snapshot: its read view ends first, so that a long build does not hold
+			// back purge on the source.
+			if i > 0 || !keepFirst {
+				if _, err := r.ExecContext(gctx, "ROLLBACK"); err != nil {
+					return fmt.Errorf("source: end the round's snapshot: %w", err)
+				}
+			}
+			for _, cur := range completed {
+				// Queued behind the table's last COMMIT on the same session: a chunk that
+				// failed fails the build with the writer's own error, which is the one to tell.
+				if err := c.buildTableKeys(gctx, w, cur.st); err != nil {
+					if werr := w.failed(); werr != nil {
+						return werr
 					}
+					return fmt.Errorf("build the deferred keys of %s.%s: %w", c.cfg.TargetDB, cur.st.Table, err)
 				}
 			}
 			return nil
