@@ -168,12 +168,12 @@ func isUnknownTable(err error) bool {
 	return errors.As(err, &me) && (me.Number == 1146 || me.Number == 1049)
 }
 
-// newState is the state of a workflow created now: Copying without --start-pos (SPEC 7a).
 // errStopPosWhileCopying refuses a stop position for a workflow whose copy is to run or not done:
 // each of the copy's snapshots moves the workflow's position to the source's, so it may pass any
 // position chosen in advance, and the target is consistent only from the copy's end on.
 var errStopPosWhileCopying = fmt.Errorf("%w: --stop-pos cannot be used while the workflow copies its tables: each of the copy's snapshots moves its position to the source's, past any position chosen in advance; run it without --stop-pos until the copy is done (state Running), then with --stop-pos, or give --start-pos to skip the copy", ErrTerminal)
 
+// newState is the state of a workflow created now: Copying without --start-pos (SPEC 7a).
 func (s *Stream) newState() string {
 	if strings.TrimSpace(s.cfg.StartPos) == "" {
 		return workflow.StateCopying
