@@ -225,11 +225,22 @@ func (s *Store) Create(ctx context.Context, r Record) (Record, bool, error) {
 		return Record{}, false, fmt.Errorf("create workflow %s: %w", r.Workflow, err)
 	}
 	n, _ := res.RowsAffected()
-	if n == 1 && state == StateCopying {
-		// The copy to come is marked with the record, so that it is planned whatever the
-		// record's state says by then (see copyMarker).
-		if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.table("copy_state")+" (vrepl_id, table_name) VALUES (LAST_INSERT_ID(), ?)", copyMarker); err != nil {
-			return Record{}, false, fmt.Errorf("create workflow %s: mark its copy: %w", r.Workflow, err)
+	if n == 1 {
+		id, err := res.LastInsertId()
+		if err != nil {
+			return Record{}, false, fmt.Errorf("create workflow %s: %w", r.Workflow, err)
+		}
+		// Copy state left by a record deleted by hand, whose id a restarted server gave again,
+		// is not this workflow's.
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+s.table("copy_state")+" WHERE vrepl_id = ?", id); err != nil {
+			return Record{}, false, fmt.Errorf("create workflow %s: %w", r.Workflow, err)
+		}
+		if state == StateCopying {
+			// The copy to come is marked with the record, so that it is planned whatever the
+			// record's state says by then (see copyMarker).
+			if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.table("copy_state")+" (vrepl_id, table_name) VALUES (?, ?)", id, copyMarker); err != nil {
+				return Record{}, false, fmt.Errorf("create workflow %s: mark its copy: %w", r.Workflow, err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {
