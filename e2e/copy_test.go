@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -184,23 +186,25 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	// and again, beside the quick looks at the record and /metrics.
 	var sawMessage, sawMetrics bool
 	var sawStatus atomic.Bool
-	copying, statusDone := make(chan struct{}), make(chan struct{})
-	go func() {
+	var statusOut atomic.Value // the output that showed the progress
+	var noMore atomic.Bool     // the copy is over: no status after the one running
+	statusDone, sctx := make(chan struct{}), e.ctx()
+	go func() { // no t here: the test goroutine alone may fail the test
 		defer close(statusDone)
-		for {
-			select {
-			case <-copying:
-				return
-			default:
-			}
-			code, out := runProc(t, nil, 30*time.Second, "status", "--target", e.target.DSN(e.db), "--workflow", e.workflow)
-			if code == 0 && strings.Contains(out, "copy of "+e.workflow+":") && strings.Contains(out, "ROWS COPIED") {
+		for !noMore.Load() {
+			// A status that started during the copy shows it, even if the copy ends meanwhile.
+			out, err := exec.CommandContext(sctx, binary, "status", "--target", e.target.DSN(e.db), "--workflow", e.workflow).CombinedOutput()
+			if err == nil && strings.Contains(string(out), "copy of "+e.workflow+":") && strings.Contains(string(out), "ROWS COPIED") {
+				statusOut.Store(string(out))
 				sawStatus.Store(true)
-				t.Logf("status:\n%s", out)
 				return
 			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}()
+	var stopOnce sync.Once
+	endStatus := func() { stopOnce.Do(func() { noMore.Store(true); <-statusDone }) }
+	defer endStatus()
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); {
 		rec := e.record()
 		if rec.State != workflow.StateCopying {
@@ -219,8 +223,10 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	close(copying)
-	<-statusDone
+	endStatus()
+	if out, ok := statusOut.Load().(string); ok {
+		t.Logf("status:\n%s", out)
+	}
 	if !sawMessage || !sawStatus.Load() || !sawMetrics {
 		t.Errorf("during the copy: progress in the message %v, in vplayer status %v, in /metrics %v; want all", sawMessage, sawStatus.Load(), sawMetrics)
 	}
