@@ -189,8 +189,13 @@ func TestDolt_HeartbeatPeriod(t *testing.T) {
 	if !regexp.MustCompile(`observed=(29|30|31)s`).MatchString(out) {
 		t.Errorf("the adaptation does not report the 30s period seen; log:\n%s", out)
 	}
-	if got := attempts[0].Applier.Stats().Heartbeats.Load(); got < 1 {
-		t.Errorf("%d heartbeats received in 35s, want at least 1", got)
+	// After a spurious 1236 the heartbeats are the second attempt's: count them all.
+	var heartbeats int64
+	for _, a := range attempts {
+		heartbeats += a.Applier.Stats().Heartbeats.Load()
+	}
+	if heartbeats < 1 {
+		t.Errorf("%d heartbeats received in 35s over %d attempts, want at least 1", heartbeats, len(attempts))
 	}
 	// Between heartbeats 30s apart the idle lag grows to the period and drops at each one.
 	if maxLag > 32*time.Second || maxLag < time.Second {
