@@ -15,12 +15,13 @@ import (
 // keyPollInterval is how often the server is asked whether a key build is working.
 const keyPollInterval = time.Second
 
-// buildKeys builds the deferred secondary keys of every copied table still without them (those
-// whose last chunk a writer with a reader of its own copied are built by that writer at once, see
-// copyQueued), a table per writer at a time, while the stream holds at the last round's position
-// (no applier transaction then holds the tables' metadata locks). A key already there (a build that committed before a crash, or a
-// key the plan could not drop) is not built again. Each table's build ends by clearing its
-// deferred keys in the copy state, fenced.
+// buildKeys builds the deferred secondary keys of every copied table still without them, a
+// table per writer at a time, while the stream holds at the last round's position (no applier
+// transaction then holds the tables' metadata locks). Most are built already: a writer with a
+// reader of its own builds its tables' keys once its round has no table left for it (see
+// copyQueued). A key already there (a build that committed before a crash, or a key the plan
+// could not drop) is not built again. Each table's build ends by clearing its deferred keys in
+// the copy state, fenced.
 func (c *Copier) buildKeys(ctx context.Context, ws []*writer) error {
 	var todo []workflow.TableCopy
 	for _, t := range c.State() {

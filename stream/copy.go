@@ -173,6 +173,22 @@ func isUnknownTable(err error) bool {
 // position chosen in advance, and the target is consistent only from the copy's end on.
 var errStopPosWhileCopying = fmt.Errorf("%w: --stop-pos cannot be used while the workflow copies its tables: each of the copy's snapshots moves its position to the source's, past any position chosen in advance; run it without --stop-pos until the copy is done (state Running), then with --stop-pos, or give --start-pos to skip the copy", ErrTerminal)
 
+// checkStopWhileCopying returns errStopPosWhileCopying when the stream has a stop position and
+// rec's copy is to come or not done (a record from before the copy's mark says Copying).
+func (s *Stream) checkStopWhileCopying(ctx context.Context, rec workflow.Record) error {
+	if s.stop.IsZero() {
+		return nil
+	}
+	copying, err := s.store.CopyUnfinished(ctx, rec.ID)
+	if err != nil {
+		return err
+	}
+	if copying || rec.State == workflow.StateCopying {
+		return errStopPosWhileCopying
+	}
+	return nil
+}
+
 // newState is the state of a workflow created now: Copying without --start-pos (SPEC 7a).
 func (s *Stream) newState() string {
 	if strings.TrimSpace(s.cfg.StartPos) == "" {

@@ -146,15 +146,9 @@ func (s *Stream) prepare(ctx context.Context) error {
 		if err := s.checkStartPos(rec); err != nil {
 			return err
 		}
-		if !s.stop.IsZero() {
-			// Refused before the record is written to (the attempt checks again, under the lease).
-			copying, err := s.store.CopyUnfinished(ctx, rec.ID)
-			if err != nil {
-				return err
-			}
-			if copying || rec.State == workflow.StateCopying {
-				return errStopPosWhileCopying
-			}
+		// Refused before the record is written to; the attempt checks again, under the lease.
+		if err := s.checkStopWhileCopying(ctx, rec); err != nil {
+			return err
 		}
 	}
 	s.id = rec.ID

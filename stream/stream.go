@@ -126,12 +126,8 @@ func (s *Stream) attempt(ctx context.Context) error {
 	if err := s.checkTriggers(sctx); err != nil {
 		return err
 	}
-	if !s.stop.IsZero() {
-		if copying, err := s.store.CopyUnfinished(sctx, s.id); err != nil {
-			return err
-		} else if copying || rec.State == workflow.StateCopying {
-			return errStopPosWhileCopying
-		}
+	if err := s.checkStopWhileCopying(sctx, rec); err != nil {
+		return err
 	}
 	if !s.stop.IsZero() && start.Contains(s.stop) {
 		msg := "Stopped at position " + rec.Pos
