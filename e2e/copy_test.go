@@ -185,8 +185,7 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	// vplayer status takes a good part of a second under the race detector, so it runs, again
 	// and again, beside the quick looks at the record and /metrics.
 	var sawMessage, sawMetrics bool
-	var sawStatus atomic.Bool
-	var statusOut atomic.Value // the output that showed the progress
+	var statusOut atomic.Value // the output that showed the progress, once one did
 	var noMore atomic.Bool     // the copy is over: no status after the one running
 	statusDone, sctx := make(chan struct{}), e.ctx()
 	go func() { // no t here: the test goroutine alone may fail the test
@@ -196,7 +195,6 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 			out, err := exec.CommandContext(sctx, binary, "status", "--target", e.target.DSN(e.db), "--workflow", e.workflow).CombinedOutput()
 			if err == nil && strings.Contains(string(out), "copy of "+e.workflow+":") && strings.Contains(string(out), "ROWS COPIED") {
 				statusOut.Store(string(out))
-				sawStatus.Store(true)
 				return
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -224,11 +222,12 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	endStatus()
-	if out, ok := statusOut.Load().(string); ok {
+	out, sawStatus := statusOut.Load().(string)
+	if sawStatus {
 		t.Logf("status:\n%s", out)
 	}
-	if !sawMessage || !sawStatus.Load() || !sawMetrics {
-		t.Errorf("during the copy: progress in the message %v, in vplayer status %v, in /metrics %v; want all", sawMessage, sawStatus.Load(), sawMetrics)
+	if !sawMessage || !sawStatus || !sawMetrics {
+		t.Errorf("during the copy: progress in the message %v, in vplayer status %v, in /metrics %v; want all", sawMessage, sawStatus, sawMetrics)
 	}
 	e.waitRecordState(workflow.StateRunning, 90*time.Second)
 	copied := time.Since(began)
