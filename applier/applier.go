@@ -347,6 +347,7 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 
 // apply applies one fetch: each event planned, then its steps run, in order.
 func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
+	a.par.grow = false
 	for _, e := range items {
 		var t *table
 		if e.Type == event.Rows && a.plan.TakesRows() {

@@ -109,8 +109,10 @@ type parallel struct {
 	pendingFirst int64
 
 	// Owned by the dispatcher.
-	inlineTx  bool         // a batch runs on the main session: it was sent before its commit
-	commits   int64        // jobs committed when the dispatcher last found the pending batch overlapping
+	inlineTx bool // a batch runs on the main session: it was sent before its commit
+	// grow is set when the batch being planned overlapped a job in flight: it is then not cut
+	// before the fetch ends (see maybeCut).
+	grow      bool
 	committed atomic.Int64 // jobs committed
 }
 
@@ -125,7 +127,7 @@ func (p *parallel) reset(n int) {
 	p.list.Store(nil)
 	p.free = nil
 	p.inflight, p.done, p.lastPos, p.pendingFirst = nil, nil, "", 0
-	p.inlineTx, p.commits = false, -1
+	p.inlineTx, p.grow = false, false
 	p.committed.Store(0)
 }
 
@@ -266,19 +268,22 @@ func (a *Applier) begun(ts int64) {
 
 // maybeCut dispatches the batch planned so far at a transaction boundary when it is large enough
 // and a worker is free to run it now: the rest of the fetch is planned meanwhile.
+//
+// A batch found overlapping a job in flight is not cut before the fetch ends, even once that job
+// committed. Where every batch overlaps the one before (a few hot rows), cutting it when its
+// dependency commits would only split each fetch into two batches that run one after the other:
+// twice the round trips and commits of one session, and less folding. Grown to the fetch's end,
+// each batch is what one session would have committed.
 func (a *Applier) maybeCut(ctx context.Context) error {
 	p := &a.par
-	if p.inlineTx || a.plan.inTxn || !a.plan.txOpen || len(p.free) == 0 {
+	if p.grow || p.inlineTx || a.plan.inTxn || !a.plan.txOpen || len(p.free) == 0 {
 		return nil
 	}
 	if commits, bytes := a.plan.Pending(); commits < cutTxns && bytes < cutBytes {
 		return nil
 	}
-	if n := p.committed.Load(); n == p.commits {
-		return nil // found overlapping, and nothing committed since
-	}
 	if a.overlapping(&a.plan.ws) != nil {
-		p.commits = p.committed.Load()
+		p.grow = true
 		return nil
 	}
 	steps, err := a.plan.Cut()

@@ -1,10 +1,14 @@
 package applier
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/vplayer/vplayer/event"
 )
 
 // TestOverlapsIndexed: the executor's indexed overlap test agrees with the pairwise rule of
@@ -103,5 +107,118 @@ func TestWork_longestStatementAndWorker(t *testing.T) {
 	ws[0].s.tr.stop()
 	if w := a.Work(); w.Statement != "UPDATE `db`.`main`" {
 		t.Errorf("with no worker in a round trip, Work() statement %q, want the main session's, unlabelled", w.Statement)
+	}
+}
+
+// TestMaybeCut_overlappingBatchGrows: with workers, a batch found overlapping a job in flight is
+// not cut when that job commits before the fetch ends. On a few hot rows every batch overlaps the
+// one before, and a cut there would only split each fetch into two jobs run one after the other.
+// A fetch that overlaps nothing in flight is still cut for a free worker at cutTxns.
+func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	hot := wsTable("hot", []column{intCol("id", true), intCol("v", true)}, pk("id"))
+	bt := &event.Table{Schema: "s", Name: "hot", ColumnCount: 2}
+	a := New(Config{Workers: 4})
+	a.tables.checked[bt] = hot
+	a.plan = newPlanner(planConfig{onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, maxBatch: parallelMaxBatch,
+		writesets: true, parallel: true}, "MariaDB/0-1-0")
+	p := &a.par
+	p.reset(4)
+	p.free = make(chan *worker, 4)
+	var ws []*worker
+	for i := range 3 {
+		w := &worker{n: i + 1, jobs: make(chan *job, 1)}
+		ws = append(ws, w)
+		p.free <- w
+	}
+	taken := func() []*job {
+		var out []*job
+		for _, w := range ws {
+			select {
+			case j := <-w.jobs:
+				out = append(out, j)
+				p.free <- w
+			default:
+			}
+		}
+		return out
+	}
+	commit := func(j *job) { // what a worker's commit does to the dispatcher's view
+		p.mu.Lock()
+		p.inflight = slices.DeleteFunc(p.inflight, func(x *job) bool { return x == j })
+		p.mu.Unlock()
+		p.committed.Add(1)
+		close(j.done)
+	}
+	seq := 0
+	txn := func(id int32) []*event.Event {
+		seq++
+		return []*event.Event{
+			{Type: event.Begin, GTID: fmt.Sprintf("0-1-%d", seq)},
+			{Type: event.Rows, Table: bt, Kind: event.Update, Rows: []event.Row{upd(vals(id, int32(seq-1)), vals(id, int32(seq)))}},
+			{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", seq)},
+		}
+	}
+
+	// A job in flight on a fourth worker holds the ten hot rows.
+	var held writeset
+	for id := range int32(10) {
+		held.addRows(hot, []event.Row{ins(id+1, int32(0))})
+	}
+	dep := &job{ws: &held, done: make(chan struct{})}
+	p.inflight = []*job{dep}
+	// One fetch of 100 transactions on those rows; the job in flight commits after the 70th.
+	p.grow = false
+	for n := range 100 {
+		for _, e := range txn(int32(n%10 + 1)) {
+			steps, err := a.plan.Event(e, hot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.run(ctx, steps); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.maybeCut(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n == 69 {
+			commit(dep)
+		}
+	}
+	steps, err := a.plan.EndFetch()
+	if err == nil {
+		err = a.run(ctx, steps)
+	}
+	if err != nil {
+		t.Fatalf("end of the hot fetch: %v", err)
+	}
+	jobs := taken()
+	if len(jobs) != 1 || jobs[0].end.commits != 100 {
+		var sizes []int
+		for _, j := range jobs {
+			sizes = append(sizes, j.end.commits)
+		}
+		t.Fatalf("the hot fetch became jobs of %v transactions, want one of 100", sizes)
+	}
+	commit(jobs[0])
+
+	// The next fetch (through apply, which starts each fetch afresh) writes 100 other rows: it is
+	// cut at cutTxns for a free worker, and the rest commits at its end.
+	var items []*event.Event
+	for n := range 100 {
+		items = append(items, txn(int32(100+n))...)
+	}
+	if err := a.apply(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	jobs = taken()
+	if len(jobs) != 2 || jobs[0].end.commits != cutTxns || jobs[1].end.commits != 100-cutTxns {
+		var sizes []int
+		for _, j := range jobs {
+			sizes = append(sizes, j.end.commits)
+		}
+		t.Fatalf("a fetch overlapping nothing in flight became jobs of %v transactions, want %d and %d", sizes, cutTxns, 100-cutTxns)
 	}
 }
