@@ -92,6 +92,9 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 	timed := make([]Applier, len(ts))
 	for _, i := range order {
 		t := ts[i]
+		if err := c.quiesce(ctx); err != nil {
+			return r, err
+		}
 		c.say("  timing %s (a separate process; from its start until its record's pos contains %s)...", t.name, want)
 		tm, err := c.timeVplayer(ctx, t, b.mode, want, st)
 		if err != nil {
@@ -107,6 +110,9 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 	r.CompareFirst = c.o.CompareFirst && len(ts) > 1
 
 	for _, n := range c.natives() {
+		if err := c.quiesce(ctx); err != nil {
+			return r, err
+		}
 		c.say("  timing %s (from START SLAVE until MASTER_GTID_WAIT('%s') returns)...", n.name, want)
 		before, err := readWork(ctx, n.db)
 		if err != nil {

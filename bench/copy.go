@@ -220,6 +220,9 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 	}
 	all := append([]string{}, tables...)
 	for _, l := range loaders {
+		if err := quiesce(ctx, say, dbs); err != nil {
+			return r, err
+		}
 		say("Timing %s...", l.name)
 		start := time.Now()
 		rss, err := l.run(ctx, l.server)
