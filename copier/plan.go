@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/vplayer/vplayer/sqlq"
 	"github.com/vplayer/vplayer/tablekey"
 	"github.com/vplayer/vplayer/workflow"
@@ -16,6 +18,20 @@ import (
 // ErrNotEmpty means a target table holds rows but has no copy state: copying into it would merge
 // its rows with the source's.
 var ErrNotEmpty = errors.New("target table is not empty")
+
+// ErrDefinition means the target refused the source's definition of a table for a reason no
+// retry fixes: a collation, character set or storage engine it does not know, syntax it does not
+// take (a MySQL 8 source's utf8mb4_0900_* collations on MariaDB before 11.4.5, say).
+var ErrDefinition = errors.New("the target refuses the source's table definition")
+
+// definitionErrors are the server errors of a CREATE TABLE that the definition itself causes.
+var definitionErrors = map[uint16]bool{
+	1064: true, // syntax error
+	1067: true, // invalid default value
+	1115: true, // unknown character set
+	1273: true, // unknown collation
+	1286: true, // unknown storage engine
+}
 
 // SourceTables lists the base tables of db on the source that match, by name.
 func SourceTables(ctx context.Context, src *sql.DB, db string, match func(table string) bool) ([]string, error) {
@@ -129,6 +145,11 @@ func createTable(ctx context.Context, src *sql.DB, conn *sql.Conn, srcDB, name s
 	}
 	ddl = "CREATE TABLE IF NOT EXISTS " + ddl[len(prefix):]
 	if _, err := conn.ExecContext(ctx, ddl); err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && definitionErrors[me.Number] {
+			return fmt.Errorf("%w: target: create table %s from the source's definition: %w: create %s on the target yourself, with the same columns and keys in a form the target accepts (the copy fills an existing empty table), then run vplayer again",
+				ErrDefinition, name, err, name)
+		}
 		return fmt.Errorf("target: create table %s from the source's definition: %w", name, err)
 	}
 	return nil

@@ -52,8 +52,8 @@ func (s *Stream) newCopyPhase(ctx context.Context, rec workflow.Record, start bi
 			return nil, err
 		}
 		if err := copier.Plan(ctx, cfg, tables); err != nil {
-			if errors.Is(err, copier.ErrNotEmpty) {
-				return nil, errors.Join(ErrTerminal, err)
+			if errors.Is(err, copier.ErrNotEmpty) || errors.Is(err, copier.ErrDefinition) {
+				return nil, fmt.Errorf("%w: %w", ErrTerminal, err)
 			}
 			return nil, err
 		}

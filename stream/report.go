@@ -34,8 +34,8 @@ func (s *Stream) report(err error) {
 		s.cfg.OnError(err, terminal)
 	}
 	if terminal {
-		s.log.Error(fmt.Sprintf("error in stream %s, not retrying: terminal error: %v", s.cfg.Workflow, err))
-		s.addLog(logTypeError, workflow.StateError, "terminal error: "+err.Error())
+		s.log.Error(fmt.Sprintf("error in stream %s, not retrying: %s", s.cfg.Workflow, terminalText(err)))
+		s.addLog(logTypeError, workflow.StateError, terminalText(err))
 		return
 	}
 	s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err))

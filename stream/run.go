@@ -99,9 +99,11 @@ func (s *Stream) Run(ctx context.Context) error {
 			return s.lost(err)
 		}
 		if s.verdict.Load() == verdictTerminal {
-			terminal := "terminal error: " + err.Error()
 			stopMessenger()
-			s.setState(workflow.StateError, terminal)
+			s.setState(workflow.StateError, terminalText(err))
+			if errors.Is(err, ErrTerminal) {
+				return err // its text begins with ErrTerminal's
+			}
 			return fmt.Errorf("%w: %w", ErrTerminal, err)
 		}
 		s.notifyState(StateRetrying)

@@ -18,6 +18,13 @@ func isTerminal(err error) bool {
 		errors.Is(err, binlog.ErrNotInHistory) || errors.Is(err, ErrTargetTriggers)
 }
 
+// terminalText is the message of a terminal error: "terminal error: " and what went wrong, once,
+// whether err wraps ErrTerminal (its text then begins with it) or is one by its kind.
+func terminalText(err error) string {
+	prefix := ErrTerminal.Error() + ": "
+	return prefix + strings.TrimPrefix(err.Error(), prefix)
+}
+
 // positionFix is what an operator does about a source that cannot serve the recorded position.
 const positionFix = "re-create the workflow from a new snapshot of the source (copy the tables again, delete the workflow's record, start it with --start-pos at the snapshot's position), or point --source at a server whose binary log has the position"
 
