@@ -149,6 +149,20 @@ func (e *env) copyState() []workflow.TableCopy {
 	return st
 }
 
+// copyTotals returns the chunks and rows of the workflow's finished copy, and fails the test for
+// each table whose copy state is not done.
+func (e *env) copyTotals() (chunks, rows int64) {
+	e.t.Helper()
+	for _, c := range e.copyState() {
+		if !c.Done {
+			e.t.Errorf("copy state of %s not done: %+v", c.Table, c)
+		}
+		chunks += c.Chunks
+		rows += c.Rows
+	}
+	return chunks, rows
+}
+
 // waitRecordState waits, for a record that may not exist yet, until the record's state is want.
 func (e *env) waitRecordState(want string, timeout time.Duration) workflow.Record {
 	e.t.Helper()
@@ -241,14 +255,7 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	t.Logf("copy phase took %v; %d source transactions during the test", copied, txns)
 	e.assertEqual(copyTables)
 	e.assertSameDefinitions(copyTables)
-	var chunks, copiedRows int64
-	for _, c := range e.copyState() {
-		if !c.Done {
-			t.Errorf("copy state of %s not done: %+v", c.Table, c)
-		}
-		chunks += c.Chunks
-		copiedRows += c.Rows
-	}
+	chunks, copiedRows := e.copyTotals()
 	if chunks < 10 {
 		t.Errorf("the copy took %d chunks, want many: the chunk bound is 100 rows", chunks)
 	}
