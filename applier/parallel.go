@@ -111,7 +111,8 @@ type parallel struct {
 	// Owned by the dispatcher.
 	inlineTx bool // a batch runs on the main session: it was sent before its commit
 	// grow is set when the batch being planned overlapped a job in flight: it is then not cut
-	// before the fetch ends (see maybeCut).
+	// before the fetch ends (see maybeCut). It is cleared when a batch leaves the planner, and at
+	// each fetch's start.
 	grow      bool
 	committed atomic.Int64 // jobs committed
 }
@@ -241,6 +242,7 @@ func (a *Applier) runDispatched(ctx context.Context, steps []step) error {
 			if err := a.runStep(ctx, s); err != nil {
 				return err
 			}
+			p.grow = false
 			p.mu.Lock()
 			p.lastPos = a.committed
 			if !a.plan.txOpen {
@@ -346,7 +348,8 @@ func (a *Applier) dispatch(ctx context.Context, s *step) error {
 		a.plan.reuse(b)
 	}
 	a.lastSave = a.cfg.Now()
-	w.jobs <- j // the worker is free: it never blocks
+	w.jobs <- j    // the worker is free: it never blocks
+	p.grow = false // the batch that overlapped is gone; the next one starts afresh
 	return nil
 }
 

@@ -37,7 +37,7 @@ func (c *cluster) quiesce(ctx context.Context) error {
 }
 
 // quiesce waits until none of the servers of dbs writes back earlier work (see above).
-func quiesce(ctx context.Context, say func(string, ...any), dbs []*sql.DB) error {
+func quiesce(ctx context.Context, say func(string, ...any), dbs []*sql.DB) (err error) {
 	start := time.Now()
 	type saved struct{ pct, io, ioMax string }
 	was := make([]saved, len(dbs))
@@ -52,9 +52,12 @@ func quiesce(ctx context.Context, say func(string, ...any), dbs []*sql.DB) error
 			// Set back even when ctx ended: a timing after an error must not run with the
 			// wait's settings.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			db.ExecContext(rctx, "SET GLOBAL innodb_max_dirty_pages_pct = "+was[i].pct+
+			_, rerr := db.ExecContext(rctx, "SET GLOBAL innodb_max_dirty_pages_pct = "+was[i].pct+
 				", GLOBAL innodb_io_capacity = "+was[i].io+", GLOBAL innodb_io_capacity_max = "+was[i].ioMax)
 			cancel()
+			if rerr != nil && err == nil {
+				err = fmt.Errorf("set innodb_max_dirty_pages_pct and innodb_io_capacity back after the wait: %w", rerr)
+			}
 		}
 	}()
 	// The page cleaner writes at most innodb_io_capacity pages a second when it has no reason to
