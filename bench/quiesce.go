@@ -12,8 +12,9 @@ import (
 // with undo that purge has still to remove. Timed right after, an applier would share the cores
 // and the disk with that write-back: the first one timed after the backlog pays for the source's,
 // each later one for the target before it. So before each timing every server writes back its
-// dirty pages and purges, with innodb_max_dirty_pages_pct at 0 for the wait only (its own value
-// is set back before the timing starts), and every applier starts from the same quiet machine.
+// dirty pages and purges, with innodb_max_dirty_pages_pct at 0 and a high innodb_io_capacity for
+// the wait only (their own values are set back before the timing starts), and every applier
+// starts from the same quiet machine.
 
 const (
 	// quiesceDirty is how many dirty pages a server may keep: the few that idle writes leave.

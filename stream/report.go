@@ -34,8 +34,9 @@ func (s *Stream) report(err error) {
 		s.cfg.OnError(err, terminal)
 	}
 	if terminal {
-		s.log.Error(fmt.Sprintf("error in stream %s, not retrying: %s", s.cfg.Workflow, terminalText(err)))
-		s.addLog(logTypeError, workflow.StateError, terminalText(err))
+		text := terminalText(err)
+		s.log.Error(fmt.Sprintf("error in stream %s, not retrying: %s", s.cfg.Workflow, text))
+		s.addLog(logTypeError, workflow.StateError, text)
 		return
 	}
 	s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err))
