@@ -137,6 +137,12 @@ func TestRun_copyQuick(t *testing.T) {
 			t.Errorf("%s: equal %v, %v s, %v rows/s", a.Name, a.TargetEqual, a.Seconds, a.RowsPerSec)
 		}
 	}
+	if !slices.ContainsFunc(results[0].Appliers, func(a bench.Applier) bool { return strings.HasPrefix(a.Name, "target alone") }) {
+		t.Errorf("no target-alone load among %+v: the copy mode must time what the target needs by itself", results[0].Appliers)
+	}
+	if !strings.Contains(out.String(), "the target alone loads the rows from its own disk in") {
+		t.Errorf("output does not compare the target alone with 3x mariadb-dump")
+	}
 	if v := results[0].Appliers[0]; v.PeakRSSBytes <= 0 {
 		t.Errorf("first loader %s with peak RSS %d, want vplayer's, measured", v.Name, v.PeakRSSBytes)
 	}

@@ -15,8 +15,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/vplayer/vplayer/internal/compare"
 	"github.com/vplayer/vplayer/internal/mysqld"
+	"github.com/vplayer/vplayer/sqlq"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -37,6 +40,10 @@ const (
 	// nameMydumperBinlog is myloader writing the target's binary log, as vplayer and mariadb do
 	// (its default leaves it off, so a target's own replicas miss the rows).
 	nameMydumperBinlog = "mydumper -t 4 + myloader -t 4 --enable-binlog"
+	// nameFloor is no copy tool but the target alone: what the same server needs to load the
+	// same rows from its own disk, already in its text format, one session per table, with no
+	// source to read and nothing on the wire. No loader that writes through SQL gets much below it.
+	nameFloor = "target alone: LOAD DATA INFILE of local files, a session per table"
 )
 
 // copyLoader is one way to bring the source's tables to an empty target.
@@ -75,6 +82,8 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 			names = append(names, "bench-mydumperb")
 		}
 	}
+	floorAt := len(names)
+	names = append(names, "bench-floor")
 	say := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	if o.TargetBinlog {
 		say("Starting %d servers from %s: source and one empty target per loader, every target with the same settings, its binary log on and synced at every commit", len(names), bin)
@@ -203,6 +212,7 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 			loaders = append(loaders, copyLoader{name: nameMydumperBinlog, server: servers[4], db: dbs[4], run: mydumper("mydumper-binlog", "--enable-binlog")})
 		}
 	}
+	loaders = append(loaders, copyLoader{name: nameFloor, server: servers[floorAt], db: dbs[floorAt], run: floorLoad(ctx, src, dbs[floorAt], filepath.Join(tmp, "floor"))})
 	total := int64(rows) * int64(len(tables))
 	targets := map[string]*sql.DB{}
 	for _, l := range loaders {
@@ -259,6 +269,60 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 	return r, nil
 }
 
+// floorLoad returns the floor's loader (see nameFloor). It writes each table's rows on the source
+// into a file of dir with SELECT ... INTO OUTFILE and reads their definitions, both untimed, now;
+// the loader then creates each table on the target as the source defines it and loads its file
+// with LOAD DATA INFILE in one transaction, as the copy does, every table in its own session at
+// once and with unique_checks off, so that InnoDB loads the empty tables in bulk and sorts
+// their keys. The servers are local: the target reads the files the source wrote.
+func floorLoad(ctx context.Context, src, db *sql.DB, dir string) func(context.Context, *mysqld.Server) (int64, error) {
+	defs := make([]string, len(tables))
+	files := make([]string, len(tables))
+	prep := func() error {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		for i, t := range tables {
+			var name string
+			if err := src.QueryRowContext(ctx, "SHOW CREATE TABLE "+sqlq.Ident(dbName)+"."+sqlq.Ident(t)).Scan(&name, &defs[i]); err != nil {
+				return fmt.Errorf("read the definition of %s: %w", t, err)
+			}
+			files[i] = filepath.Join(dir, t+".txt")
+			if _, err := src.ExecContext(ctx, "SELECT * FROM "+sqlq.Ident(dbName)+"."+sqlq.Ident(t)+" INTO OUTFILE "+sqlq.String(files[i])); err != nil {
+				return fmt.Errorf("write the rows of %s into %s: %w", t, files[i], err)
+			}
+		}
+		return nil
+	}
+	prepErr := prep()
+	return func(ctx context.Context, _ *mysqld.Server) (int64, error) {
+		if prepErr != nil {
+			return 0, prepErr
+		}
+		if _, err := db.ExecContext(ctx, "CREATE DATABASE "+sqlq.Ident(dbName)); err != nil {
+			return 0, err
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		for i := range tables {
+			g.Go(func() error {
+				conn, err := db.Conn(gctx)
+				if err != nil {
+					return err
+				}
+				defer conn.Close()
+				for _, q := range []string{"USE " + sqlq.Ident(dbName), defs[i], "SET SESSION unique_checks = 0, foreign_key_checks = 0", "BEGIN",
+					"LOAD DATA INFILE " + sqlq.String(files[i]) + " INTO TABLE " + sqlq.Ident(tables[i]), "COMMIT"} {
+					if _, err := conn.ExecContext(gctx, q); err != nil {
+						return fmt.Errorf("%s: %w", q, err)
+					}
+				}
+				return nil
+			})
+		}
+		return 0, g.Wait()
+	}
+}
+
 // printCopy writes the copy mode's table.
 func (r *Result) printCopy(w io.Writer) {
 	fmt.Fprintf(w, "\nCOPY (%s, %d CPUs)\n%s\n", r.Server, r.CPUs, r.Settings.line())
@@ -273,6 +337,15 @@ func (r *Result) printCopy(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%s\t%s\t%s\t\n", a.Name, a.Seconds, a.RowsPerSec, ratio, mib(a.PeakRSSBytes), equalWord(a.TargetEqual))
 	}
 	tw.Flush()
+	times := map[string]float64{}
+	for _, a := range r.Appliers {
+		times[a.Name] = a.Seconds
+	}
+	v, dump, floor := times[nameVplayerCopy], times[nameDump], times[nameFloor]
+	if v > 0 && dump > 0 && floor > 0 {
+		fmt.Fprintf(w, "3x %s would be %.2f s; the target alone loads the rows from its own disk in %.2f s (%.2fx %s), and vplayer's copy, which also reads the source, in %.2f s\n",
+			nameDump, dump/3, floor, dump/floor, nameDump, v)
+	}
 }
 
 // lockedBuffer collects a process's stderr.

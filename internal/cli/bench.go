@@ -23,7 +23,7 @@ func newBenchFlags(stderr io.Writer) (*pflag.FlagSet, *bench.Options, *string) {
 	fs := pflag.NewFlagSet("vplayer bench", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
-	fs.StringVar(&o.Mode, "mode", bench.ModeAll, "what to measure: catchup (OLTP write backlog), insert (insert-only backlog), hotrow (every transaction updates one of 10 rows), lag (p50/p99 lag at a fixed source rate), lagfull (p50/p99 lag with the source unpaced), all (those five), or copy (the copy phase on an empty target beside mariadb-dump | mariadb and mydumper/myloader)")
+	fs.StringVar(&o.Mode, "mode", bench.ModeAll, "what to measure: catchup (OLTP write backlog), insert (insert-only backlog), hotrow (every transaction updates one of 10 rows), lag (p50/p99 lag at a fixed source rate), lagfull (p50/p99 lag with the source unpaced), all (those five), or copy (the copy phase on an empty target beside mariadb-dump | mariadb, mydumper/myloader and the target loading the rows from its own disk)")
 	fs.Var(workersFlag{&o.ApplyWorkers}, "apply-workers", "time one vplayer per entry, each on a target server of its own and run with --apply-workers N, e.g. 1,4 (default: one vplayer with its own default, no flag passed)")
 	fs.IntVar(&o.Transactions, "transactions", 0, fmt.Sprintf("transactions in each backlog (default %d, insert %d; %d with --quick)", bench.DefaultTransactions, bench.DefaultInsertTransactions, bench.DefaultQuickTransactions))
 	fs.IntVar(&o.RowsPerTable, "rows-per-table", 0, fmt.Sprintf("rows in each of the 4 tables before the backlog (default %d; %d with --quick; copy mode: %d, %d with --quick)", bench.DefaultRowsPerTable, bench.DefaultQuickRowsPerTable, bench.DefaultCopyRowsPerTable, bench.DefaultQuickCopyRowsPerTable))
