@@ -120,6 +120,10 @@ type Config struct {
 	// copied key may be absent or present on the target, so mismatches are expected; they are
 	// counted, not logged.
 	Copying bool
+	// ForeignKeyChecksOff, when set, names the tables whose rows go in with foreign_key_checks
+	// off whatever the source session had: during the copy, the tables the copy has not settled
+	// yet (copier.Copier.Unsettled), whose parents may still miss rows the source has.
+	ForeignKeyChecksOff func(table string) bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Workers is --apply-workers: how many target sessions run batches at once (see
@@ -294,7 +298,7 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 		// Up to Workers batches are held at once, each with its writeset.
 		maxBatch = min(maxBatch, parallelMaxBatch)
 	}
-	a.plan = newPlanner(planConfig{targetDB: a.cfg.TargetDB, onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode,
+	a.plan = newPlanner(planConfig{targetDB: a.cfg.TargetDB, onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, fkOff: a.cfg.ForeignKeyChecksOff,
 		maxBatch: maxBatch, stopAt: a.cfg.StopAt, writesets: par, parallel: par}, pos)
 	a.par.reset(a.cfg.Workers)
 	if err := a.connect(ctx); err != nil {

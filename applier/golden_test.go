@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,14 +26,17 @@ const goldenDir = "../testdata/applier"
 
 // goldenInput is a case's input.json.
 type goldenInput struct {
-	Comment  string              `json:"comment"`
-	ExecMode string              `json:"exec_mode"`
-	OnDDL    string              `json:"on_ddl"`
-	TargetDB string              `json:"target_db"`
-	MaxBatch int                 `json:"max_batch"` // bytes; 0 means the applier's default
-	StopPos  string              `json:"stop_pos"`
-	Tables   []goldenTable       `json:"tables"`
-	Fetches  [][]eventjson.Event `json:"fetches"`
+	Comment  string `json:"comment"`
+	ExecMode string `json:"exec_mode"`
+	OnDDL    string `json:"on_ddl"`
+	TargetDB string `json:"target_db"`
+	MaxBatch int    `json:"max_batch"` // bytes; 0 means the applier's default
+	StopPos  string `json:"stop_pos"`
+	// Unchecked names the tables whose rows go in with foreign_key_checks off whatever the
+	// source's (planConfig.fkOff, as the copy phase sets it).
+	Unchecked []string            `json:"unchecked"`
+	Tables    []goldenTable       `json:"tables"`
+	Fetches   [][]eventjson.Event `json:"fetches"`
 	// EventsFile, when set, names the file of the case that holds Fetches: one package binlog
 	// writes from a binlog capture (binlog.TestCapture_applierInput).
 	EventsFile string `json:"events_file"`
@@ -275,6 +279,9 @@ func planGolden(t *testing.T, in goldenInput) string {
 	}
 	if in.StopPos != "" {
 		cfg.stopAt = func(pos string) bool { return pos == in.StopPos }
+	}
+	if in.Unchecked != nil {
+		cfg.fkOff = func(table string) bool { return slices.Contains(in.Unchecked, table) }
 	}
 	p := newPlanner(cfg, "start")
 	var w strings.Builder

@@ -36,6 +36,9 @@ type planConfig struct {
 	// session did before, and a transaction that continues in the next fetch is not sent until
 	// it commits or its statements reach maxBatch.
 	parallel bool
+	// fkOff, when set, names the tables whose rows go in with foreign_key_checks off whatever
+	// the source's rows events say (Config.ForeignKeyChecksOff).
+	fkOff func(table string) bool
 }
 
 // planner turns events into steps: see the comment at the top of this file. The zero value is

@@ -10,7 +10,7 @@ import (
 type rowGroup struct {
 	t     *table
 	kind  event.RowKind
-	fkOff bool   // the source wrote the rows with foreign_key_checks=0
+	fkOff bool   // the rows go in with foreign_key_checks=0: the source wrote them so, or planConfig.fkOff
 	gtid0 string // the source transaction of the group's first rows
 	rows  []event.Row
 	bytes int // binlog bytes of the rows events, bounded like a fold's
@@ -49,15 +49,16 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 		}
 		return nil
 	}
+	fkOff := e.NoForeignKeyChecks || (p.cfg.fkOff != nil && p.cfg.fkOff(t.name))
 	g := &p.group
-	if g.t == t && g.kind == e.Kind && e.Kind != event.Update && g.fkOff == e.NoForeignKeyChecks {
+	if g.t == t && g.kind == e.Kind && e.Kind != event.Update && g.fkOff == fkOff {
 		g.rows = append(g.rows, e.Rows...)
 		g.bytes += e.Bytes()
 	} else {
 		if err := p.flushGroup(); err != nil {
 			return err
 		}
-		g.t, g.kind, g.fkOff, g.gtid0, g.bytes = t, e.Kind, e.NoForeignKeyChecks, p.gtid, e.Bytes()
+		g.t, g.kind, g.fkOff, g.gtid0, g.bytes = t, e.Kind, fkOff, p.gtid, e.Bytes()
 		g.rows = append(g.rows[:0], e.Rows...)
 	}
 	if e.Kind == event.Update || len(g.rows) >= 1000 || g.bytes >= maxFoldBytes {
