@@ -41,6 +41,7 @@ type cursor struct {
 	lenient bool     // the round trip writes an ENUM's error value
 	ended   bool     // the chunk is committed (queued)
 	done    bool     // with ended: the chunk is the table's last
+	whole   bool     // the table is copied whole in this round, chunk after chunk (see fk.go)
 
 	// A chunk of a table whose columns all go through LOAD DATA (table.loadCols) streams its
 	// rows into one LOAD DATA: pw is its pipe, lines the text not written into it yet.
@@ -97,6 +98,13 @@ func (k *cursor) begin(ctx context.Context) error {
 	}
 	k.pw, k.lines = w, k.lines[:0]
 	return nil
+}
+
+// nextChunk makes the cursor that of the table's next chunk in the same round, after one that
+// ended before the table's end: for a table copied whole (see fk.go). begin opens it.
+func (k *cursor) nextChunk() {
+	k.st.LastPK = append([]string(nil), k.lastpk...)
+	k.ended, k.chunk = false, 0
 }
 
 // stale reports whether the target holds rows above the table's last copied key: rows the

@@ -24,6 +24,10 @@
 //
 // A table without a usable key is copied in one scan of one snapshot, in several target
 // transactions while the stream holds; its copy starts again from the first row after a crash.
+//
+// Foreign keys order the tables (parents first) and decide which changes the stream applies with
+// the source's foreign_key_checks; tables in a cycle of them are copied whole in one round: see
+// fk.go.
 package copier
 
 import (
@@ -31,6 +35,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,8 +65,8 @@ const packetOverhead = 1024
 
 // sessionSetup is the target session of the copy: bytes pass through untouched, TIMESTAMPs are
 // UTC, strict (a value the target cannot hold is an error, never a truncation) but accepting
-// invalid and zero dates, and foreign keys unchecked (tables are copied in name order; the source
-// checked them).
+// invalid and zero dates, and foreign keys unchecked (a chunk's rows are the source's, which it
+// checked; a child may be copied after its parent's rows changed).
 var sessionSetup = []string{
 	"SET NAMES binary",
 	"SET SESSION time_zone = '+00:00'",
@@ -148,6 +153,10 @@ type Copier struct {
 	writers atomic.Pointer[[]*writer] // set by Run, read by Work
 	noLoad  bool                      // the target refuses LOAD DATA LOCAL: every chunk takes INSERTs
 	pending atomic.Int64              // rows of the round's chunks queued, not yet known committed
+
+	fk      *fkOrder                        // the foreign keys among the tables (see fk.go); set by Run
+	redo    map[string]bool                 // tables of groups copied whole that were interrupted: copied again from their first row
+	settled atomic.Pointer[map[string]bool] // tables whose changes go in with the source's foreign_key_checks
 }
 
 // New returns a copier; nothing is connected until Run.
@@ -325,9 +334,12 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	if c.noLoad = localInfile == 0; c.noLoad {
 		c.cfg.logger().Info("the target has local_infile off: the copy writes its rows with INSERTs, which take longer")
 	}
+	if err := c.orderByForeignKeys(ctx); err != nil {
+		return err
+	}
 	tables := map[string]*table{}
 	c.pending.Store(0)
-	for !rowsDone(c.State()) {
+	for !rowsDone(c.State()) || len(c.redo) > 0 {
 		if err := c.round(ctx, catchUp, tables, ws); err != nil {
 			return err
 		}
@@ -337,6 +349,77 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	}
 	c.cfg.logger().Info("copy done", "rows", c.rows.Load(), "seconds", c.Elapsed(c.cfg.Now()).Seconds())
 	return nil
+}
+
+// orderByForeignKeys reads the foreign keys among the copy's tables on the target and settles
+// what follows (see fk.go): the groups copied whole whose copy an interruption left unfinished
+// start again from their first row, and the tables whose changes go in with the source's
+// foreign_key_checks.
+func (c *Copier) orderByForeignKeys(ctx context.Context) error {
+	state := c.State()
+	names := make([]string, len(state))
+	for i, st := range state {
+		names[i] = st.Table
+	}
+	fk, err := loadFKOrder(ctx, c.cfg.Target, c.cfg.TargetDB, names)
+	if err != nil {
+		return err
+	}
+	c.fk, c.redo = fk, map[string]bool{}
+	reported := map[string]bool{}
+	for _, st := range state {
+		g := fk.group[st.Table]
+		if len(g) == 0 || reported[st.Table] {
+			continue
+		}
+		whole := true
+		for _, t := range g {
+			reported[t] = true
+			whole = whole && slices.ContainsFunc(state, func(s workflow.TableCopy) bool { return s.Table == t && s.Done })
+		}
+		if whole {
+			continue
+		}
+		for _, t := range g {
+			c.redo[t] = true
+		}
+		c.cfg.logger().Warn("tables in a cycle of foreign keys, or referencing themselves with a cascading action, are copied whole in one round, which starts again from their first rows if the copy is interrupted",
+			"tables", strings.Join(g, ","))
+	}
+	c.settle(state)
+	return nil
+}
+
+// done reports whether the rows of table are copied, by state and the tables to copy again.
+func (c *Copier) done(state []workflow.TableCopy) func(string) bool {
+	return func(t string) bool {
+		if c.redo[t] {
+			return false
+		}
+		i := slices.IndexFunc(state, func(s workflow.TableCopy) bool { return s.Table == t })
+		return i >= 0 && state[i].Done
+	}
+}
+
+// settle records, from state, the tables whose changes go in with the source's
+// foreign_key_checks (see Unsettled).
+func (c *Copier) settle(state []workflow.TableCopy) {
+	done := c.done(state)
+	m := map[string]bool{}
+	for _, st := range state {
+		if c.fk.settled(st.Table, done) {
+			m[st.Table] = true
+		}
+	}
+	c.settled.Store(&m)
+}
+
+// Unsettled reports whether the changes the stream applies to table during the copy must go in
+// with foreign_key_checks off, whatever the source's: the table is not done, or a table it
+// references is not (see fk.go). Safe to call concurrently with Run.
+func (c *Copier) Unsettled(table string) bool {
+	m := c.settled.Load()
+	return m == nil || !(*m)[table]
 }
 
 // recordSessions records the writers' target sessions as the copy's in the lease, so that a

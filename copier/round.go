@@ -70,8 +70,13 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	// rows at a time, so that every writer has rows to write. A table without a key is one scan,
 	// alone.
 	var keyed, keyless []*cursor
-	for _, st := range c.State() {
-		if st.Done {
+	state := c.State()
+	done := c.done(state)
+	for _, st := range state {
+		if c.redo[st.Table] {
+			st.LastPK, st.Done = nil, false // its chunks start over: see fk.go
+		}
+		if st.Done || !c.fk.ready(st.Table, done) {
 			continue
 		}
 		t := tables[st.Table]
@@ -85,12 +90,15 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 					"table", c.cfg.SourceDB+"."+st.Table)
 			}
 		}
-		cur := &cursor{c: c, t: t, st: st, pos: pos.String()}
+		cur := &cursor{c: c, t: t, st: st, pos: pos.String(), whole: c.fk.whole(st.Table)}
 		if t.key == nil {
 			keyless = append(keyless, cur)
 		} else {
 			keyed = append(keyed, cur)
 		}
+	}
+	if len(keyed)+len(keyless) == 0 {
+		return fmt.Errorf("no table left to copy can start: %s", Message(state))
 	}
 	c.progressed()
 	defer c.idle()
@@ -126,6 +134,12 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 				if err := cur.batch(ctx, snap.Conn, batchRows); err != nil {
 					return fmt.Errorf("copy %s: %w", cur.t.name, err)
 				}
+				if cur.ended && cur.whole && !cur.done {
+					cur.nextChunk()
+					if err := cur.begin(ctx); err != nil {
+						return err
+					}
+				}
 				if !cur.ended {
 					active++
 				}
@@ -149,11 +163,16 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 		w.txOpen.Store(false)
 	}
 	c.rows.Add(c.pending.Swap(0))
-	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
-	if err != nil {
+	if state, err = c.cfg.Store.CopyState(ctx, c.cfg.ID); err != nil {
 		return err
 	}
+	for _, cur := range all {
+		if cur.done {
+			delete(c.redo, cur.st.Table)
+		}
+	}
 	c.setState(state)
+	c.settle(state)
 	return nil
 }
 
@@ -188,6 +207,12 @@ func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer
 				for !cur.ended {
 					if err := cur.batch(gctx, r, batchRows); err != nil {
 						return fmt.Errorf("copy %s: %w", cur.t.name, err)
+					}
+					if cur.ended && cur.whole && !cur.done {
+						cur.nextChunk()
+						if err := cur.begin(gctx); err != nil {
+							return err
+						}
 					}
 				}
 				if cur.done && len(cur.st.DeferredKeys) > 0 {

@@ -207,21 +207,27 @@ func (s *Stream) attempt(ctx context.Context) error {
 			return err == nil && p.Contains(s.stop)
 		}
 	}
+	var fkOff func(string) bool
+	if cp != nil {
+		fkOff = cp.c.Unsettled
+	}
 	app := applier.New(applier.Config{
-		DB:           s.cfg.Target,
-		Record:       s.lease,
-		TargetDB:     s.cfg.TargetDB,
-		OnDDL:        s.cfg.OnDDL,
-		ExecMode:     execMode,
-		Copying:      cp != nil,
-		Workers:      s.cfg.ApplyWorkers,
-		StopAt:       stopAt,
-		Heartbeat:    hb,
-		Logger:       s.log,
-		BeforeCommit: s.cfg.BeforeCommit,
-		DDLStarted:   ddlStarted,
-		DDLRefused:   func(pos string) { s.refusedDDL = pos },
-		AfterDDL:     s.cfg.AfterDDL,
+		DB:       s.cfg.Target,
+		Record:   s.lease,
+		TargetDB: s.cfg.TargetDB,
+		OnDDL:    s.cfg.OnDDL,
+		ExecMode: execMode,
+		Copying:  cp != nil,
+		// During the copy, the changes of a table not settled go in unchecked (copier/fk.go).
+		ForeignKeyChecksOff: fkOff,
+		Workers:             s.cfg.ApplyWorkers,
+		StopAt:              stopAt,
+		Heartbeat:           hb,
+		Logger:              s.log,
+		BeforeCommit:        s.cfg.BeforeCommit,
+		DDLStarted:          ddlStarted,
+		DDLRefused:          func(pos string) { s.refusedDDL = pos },
+		AfterDDL:            s.cfg.AfterDDL,
 	})
 	gate.settle = app.Settle
 	if cp != nil {

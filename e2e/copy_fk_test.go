@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vplayer/vplayer/workflow"
+)
+
+// fillFKSource fills fkSchema's tables on the source: n parents, three children each, a
+// grandchild per child, a note per parent, and a tree of 4n rows in which row i hangs under row
+// i/2.
+func (e *env) fillFKSource(n int) {
+	e.t.Helper()
+	var p, c, g, no, tr []string
+	for i := 1; i <= n; i++ {
+		p = append(p, fmt.Sprintf("(%d, %d)", i, i))
+		no = append(no, fmt.Sprintf("(%d, %d)", i, i))
+		for j := range 3 {
+			c = append(c, fmt.Sprintf("(%d, %d, %d)", i*10+j, i, j))
+			g = append(g, fmt.Sprintf("(%d, %d)", i*10+j, i*10+j))
+		}
+	}
+	for i := 1; i <= 4*n; i++ {
+		up := "NULL"
+		if i > 1 {
+			up = fmt.Sprint(i / 2)
+		}
+		tr = append(tr, fmt.Sprintf("(%d, %s)", i, up))
+	}
+	for _, q := range []string{
+		"INSERT INTO parent VALUES " + strings.Join(p, ","),
+		"INSERT INTO child VALUES " + strings.Join(c, ","),
+		"INSERT INTO grandchild VALUES " + strings.Join(g, ","),
+		"INSERT INTO note VALUES " + strings.Join(no, ","),
+		"INSERT INTO tree VALUES " + strings.Join(tr, ","),
+	} {
+		mustExec(e.t, e.src, q)
+	}
+}
+
+// fkWriter changes fkSchema's tables all over their key ranges until ctx ends, one statement a
+// transaction with the source's foreign-key checks on: new children of existing parents, parents
+// deleted (cascading to child and grandchild, nulling note) and re-keyed (cascading the new key),
+// children moved between parents, subtrees of tree inserted under and deleted.
+func (e *env) fkWriter(ctx context.Context, n int, done *atomic.Int64) error {
+	rng := rand.New(rand.NewPCG(23, 1))
+	next := 1_000_000
+	for ctx.Err() == nil {
+		r, r2 := rng.IntN(n*10), rng.IntN(n*10)
+		next++
+		var q string
+		switch rng.IntN(16) {
+		case 0, 1:
+			q = fmt.Sprintf("INSERT INTO parent VALUES (%d, 0)", next)
+		case 2, 3, 4:
+			q = fmt.Sprintf("INSERT INTO child SELECT %d, id, 1 FROM parent WHERE id >= %d ORDER BY id LIMIT 1", next, r/10)
+		case 5:
+			q = fmt.Sprintf("DELETE FROM parent WHERE id >= %d ORDER BY id LIMIT 1", r/10)
+		case 6:
+			q = fmt.Sprintf("UPDATE parent SET id = %d WHERE id >= %d ORDER BY id LIMIT 1", 500_000+next, r/10)
+		case 7, 8:
+			q = fmt.Sprintf("INSERT INTO grandchild SELECT %d, id FROM child WHERE id >= %d ORDER BY id LIMIT 1", next, r)
+		case 9, 10:
+			q = fmt.Sprintf("UPDATE child SET pid = (SELECT MIN(id) FROM parent WHERE id >= %d), v = v + 1 WHERE id >= %d ORDER BY id LIMIT 1", r2/10, r)
+		case 11:
+			q = fmt.Sprintf("INSERT INTO note SELECT %d, id FROM parent WHERE id >= %d ORDER BY id LIMIT 1", next, r/10)
+		case 12, 13:
+			q = fmt.Sprintf("INSERT INTO tree SELECT %d, id FROM tree WHERE id >= %d ORDER BY id LIMIT 1", next, r*4/10)
+		case 14:
+			q = fmt.Sprintf("DELETE FROM tree WHERE id >= %d ORDER BY id LIMIT 1", n/2+r*4/10)
+		default:
+			q = fmt.Sprintf("DELETE FROM child WHERE id >= %d ORDER BY id LIMIT 1", r)
+		}
+		if _, err := e.src.ExecContext(ctx, q); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("%s: %w", q, err)
+		}
+		done.Add(1)
+		time.Sleep(time.Millisecond) // about a thousand a second: the copy's rounds see many
+	}
+	return nil
+}
+
+// TestCopy_foreignKeys: an empty target, a source whose tables are linked by foreign keys (two
+// levels of ON DELETE CASCADE, ON DELETE SET NULL, ON UPDATE CASCADE, a tree referencing itself
+// with ON DELETE CASCADE) under writes that cascade all over them. The copy, in small chunks over
+// many rounds, never applies a change its target cannot check (a child of a parent not copied
+// yet) and misses no cascade (the binlog has none of the rows a cascade changed). vplayer is
+// killed in the middle of the tree's copy, which then starts again from its first row, and twice
+// more at random moments; it catches up, and target == source.
+func TestCopy_foreignKeys(t *testing.T) {
+	e := newEnv(t)
+	for _, q := range fkSchema {
+		mustExec(t, e.src, q)
+	}
+	const n = 600
+	e.fillFKSource(n)
+	ctx, cancel := context.WithCancel(e.ctx())
+	var writes atomic.Int64
+	werr := make(chan error, 1)
+	go func() { werr <- e.fkWriter(ctx, n, &writes) }()
+	args := []string{"--start-pos=", "--copy-chunk-rows", "40", "--retry-delay", "200ms", "--lease-ttl", "1s"}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
+	var logs strings.Builder // of the killed processes
+	for kill := range 3 {
+		p := e.startVplayer(args...)
+		e.waitRecordState(workflow.StateCopying, 30*time.Second)
+		inTree := func(st []workflow.TableCopy) bool {
+			tree := chunksByTable(st)["tree"]
+			return tree.Chunks > 0 && !tree.Done
+		}
+		before := copyProgress(chunksByTable(e.copyState()))
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("kill %d: the copy made no progress within 30s", kill)
+			}
+			st := e.copyState()
+			if kill == 0 && inTree(st) || kill > 0 && copyProgress(chunksByTable(st)) != before {
+				break
+			}
+		}
+		if kill > 0 {
+			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+		}
+		p.cmd.Process.Kill()
+		p.wait(10 * time.Second)
+		logs.WriteString(p.out.String())
+		st := e.copyState()
+		t.Logf("kill %d: %d chunks committed, tree %+v", kill, copyProgress(chunksByTable(st)), chunksByTable(st)["tree"])
+		if kill == 0 && !inTree(st) {
+			t.Errorf("the first kill did not land in the middle of the tree's copy: %+v", chunksByTable(st)["tree"])
+		}
+		if copierDone(st) {
+			break
+		}
+	}
+	p := e.startVplayer(args...)
+	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		rec := e.record()
+		if rec.State == workflow.StateRunning {
+			break
+		}
+		if rec.State == workflow.StateError || time.Now().After(deadline) {
+			t.Fatalf("workflow %s, not Running: %s", rec.State, rec.Message)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // replication under the same writes
+	cancel()
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	e.waitCaughtUp(60 * time.Second)
+	t.Logf("%d source transactions during the test", writes.Load())
+	e.assertEqual(fkTables)
+	chunks, rows := e.copyTotals()
+	t.Logf("%d rows copied in %d chunks", rows, chunks)
+	if !strings.Contains(logs.String(), "copied whole in one round") {
+		t.Errorf("no warning about the tree copied whole:\n%s", logs.String())
+	}
+	if strings.Contains(p.out.String(), "error in stream") {
+		t.Errorf("the copy hit stream errors:\n%s", p.out.String())
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("vplayer exited %d after SIGTERM, want 0", code)
+	}
+}
