@@ -352,9 +352,9 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 }
 
 // orderByForeignKeys reads the foreign keys among the copy's tables on the target and settles
-// what follows (see fk.go): the groups copied whole whose copy an interruption left unfinished
-// start again from their first row, and the tables whose changes go in with the source's
-// foreign_key_checks.
+// what follows (see fk.go): the tables whose copy an interruption (or a copy state from before
+// the order, or a foreign key added since) left out of order start again from their first row,
+// and the stream is told which tables' changes go in with the source's foreign_key_checks.
 func (c *Copier) orderByForeignKeys(ctx context.Context) error {
 	state := c.State()
 	names := make([]string, len(state))
@@ -366,6 +366,7 @@ func (c *Copier) orderByForeignKeys(ctx context.Context) error {
 		return err
 	}
 	c.fk, c.redo = fk, map[string]bool{}
+	started := func(st workflow.TableCopy) bool { return st.Done || st.LastPK != nil || st.Rows > 0 }
 	reported := map[string]bool{}
 	for _, st := range state {
 		g := fk.group[st.Table]
@@ -383,8 +384,24 @@ func (c *Copier) orderByForeignKeys(ctx context.Context) error {
 		for _, t := range g {
 			c.redo[t] = true
 		}
-		c.cfg.logger().Warn("tables in a cycle of foreign keys, or referencing themselves with a cascading action, are copied whole in one round, which starts again from their first rows if the copy is interrupted",
+		c.cfg.logger().Warn("tables in a cycle of foreign keys, referencing themselves with a cascading action, or whose key a cascade updates are copied whole in one round, which starts again from their first rows if the copy is interrupted",
 			"tables", strings.Join(g, ","))
+	}
+	// A table started before a table it references was done, and every table started after
+	// one of those, misses cascades its copied rows needed: it starts again.
+	for again := true; again; {
+		again = false
+		done := c.done(state)
+		for _, st := range state {
+			if !c.redo[st.Table] && started(st) && !fk.ready(st.Table, done) {
+				c.redo[st.Table], again = true, true
+			}
+		}
+	}
+	for _, st := range state {
+		if c.redo[st.Table] && started(st) {
+			c.cfg.logger().Info("the copy of the table starts again from its first row", "table", c.cfg.TargetDB+"."+st.Table)
+		}
 	}
 	c.settle(state)
 	return nil

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/vplayer/vplayer/tablekey"
 )
 
 // Foreign keys during the copy. The binlog has none of the rows a cascade changed: the target
@@ -22,16 +25,23 @@ import (
 //   - tables that reference each other in a cycle, and a table that references itself with a
 //     cascading action (a tree whose subtrees go with their root), cannot be partly copied while
 //     their changes apply: such a group is copied whole, in one round, while the stream holds, and
-//     starts again from its first rows if the copy is interrupted in the middle of it.
+//     starts again from its first rows if the copy is interrupted in the middle of it; its
+//     members start together, once every table any of them references outside it is done;
+//   - so is a table whose copy key a cascade can change (ON UPDATE CASCADE on a column of its
+//     primary key): the parent's key update would move rows the copy has not reached below its
+//     last copied key, where no later chunk looks.
 //
 // The references are the target's: its definitions are what the changes are checked and
 // cascaded by.
 
 // fkEdge is one foreign key: table references parent, cascading (CASCADE, SET NULL or SET
-// DEFAULT on delete or update) or not.
+// DEFAULT on delete or update) or not; movesKey says an update of the parent's key cascades
+// into a column of table's copy key.
 type fkEdge struct {
 	table, parent string
+	constraint    string
 	cascades      bool
+	movesKey      bool
 }
 
 // fkOrder is what the foreign keys among a copy's tables ask of its order.
@@ -78,13 +88,13 @@ func newFKOrder(tables []string, edges []fkEdge) *fkOrder {
 		in[t] = true
 	}
 	out := map[string][]string{}
-	selfCascade := map[string]bool{}
+	alone := map[string]bool{} // copied whole by itself
 	for _, e := range edges {
 		if !in[e.table] || !in[e.parent] {
 			continue
 		}
+		alone[e.table] = alone[e.table] || e.movesKey || e.table == e.parent && e.cascades
 		if e.table == e.parent {
-			selfCascade[e.table] = selfCascade[e.table] || e.cascades
 			continue
 		}
 		if !slices.Contains(out[e.table], e.parent) {
@@ -92,20 +102,23 @@ func newFKOrder(tables []string, edges []fkEdge) *fkOrder {
 		}
 	}
 	comp := components(tables, out)
-	for _, t := range tables {
-		for _, p := range out[t] {
-			o.refs[t] = append(o.refs[t], p)
-			if comp[p] != comp[t] {
-				o.after[t] = append(o.after[t], p)
-			}
-		}
-	}
 	members := map[int][]string{}
 	for _, t := range tables {
 		members[comp[t]] = append(members[comp[t]], t)
 	}
 	for _, t := range tables {
-		if g := members[comp[t]]; len(g) > 1 || selfCascade[t] {
+		for _, p := range out[t] {
+			o.refs[t] = append(o.refs[t], p)
+		}
+		// A group's members start together: each waits for what any of them references.
+		for _, m := range members[comp[t]] {
+			for _, p := range out[m] {
+				if comp[p] != comp[t] && !slices.Contains(o.after[t], p) {
+					o.after[t] = append(o.after[t], p)
+				}
+			}
+		}
+		if g := members[comp[t]]; len(g) > 1 || alone[t] {
 			o.group[t] = g
 		}
 	}
@@ -155,26 +168,73 @@ func components(nodes []string, out map[string][]string) map[string]int {
 	return comp
 }
 
-// loadFKOrder reads the foreign keys among tables of schema on the target.
+// loadFKOrder reads the foreign keys among tables of schema on the target, and the copy keys of
+// the tables a key update cascades into. A name the server reports in another case than the
+// copy's (lower_case_table_names) is the copy's table.
 func loadFKOrder(ctx context.Context, db *sql.DB, schema string, tables []string) (*fkOrder, error) {
-	rows, err := db.QueryContext(ctx, `SELECT TABLE_NAME, REFERENCED_TABLE_NAME, UPDATE_RULE, DELETE_RULE
-FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = ? AND UNIQUE_CONSTRAINT_SCHEMA = ?`, schema, schema)
+	rows, err := db.QueryContext(ctx, `SELECT rc.CONSTRAINT_NAME, rc.TABLE_NAME, rc.REFERENCED_TABLE_NAME, rc.UPDATE_RULE, rc.DELETE_RULE, k.COLUMN_NAME
+FROM information_schema.REFERENTIAL_CONSTRAINTS rc JOIN information_schema.KEY_COLUMN_USAGE k
+ ON k.CONSTRAINT_SCHEMA = rc.CONSTRAINT_SCHEMA AND k.TABLE_NAME = rc.TABLE_NAME AND k.CONSTRAINT_NAME = rc.CONSTRAINT_NAME
+WHERE rc.CONSTRAINT_SCHEMA = ? AND rc.UNIQUE_CONSTRAINT_SCHEMA = ? AND k.REFERENCED_TABLE_NAME IS NOT NULL
+ORDER BY rc.TABLE_NAME, rc.CONSTRAINT_NAME, k.ORDINAL_POSITION`, schema, schema)
 	if err != nil {
 		return nil, fmt.Errorf("target: read the foreign keys of %s: %w", schema, err)
 	}
 	defer rows.Close()
-	var edges []fkEdge
+	name := func(n string) string {
+		for _, t := range tables {
+			if t == n {
+				return t
+			}
+		}
+		for _, t := range tables {
+			if strings.EqualFold(t, n) {
+				return t
+			}
+		}
+		return n
+	}
+	type fk struct {
+		fkEdge
+		updates bool     // an update of the parent's key changes the referencing columns
+		cols    []string // the referencing columns
+	}
+	var fks []*fk
 	for rows.Next() {
-		var e fkEdge
-		var onUpdate, onDelete string
-		if err := rows.Scan(&e.table, &e.parent, &onUpdate, &onDelete); err != nil {
+		var constraint, table, parent, onUpdate, onDelete, col string
+		if err := rows.Scan(&constraint, &table, &parent, &onUpdate, &onDelete, &col); err != nil {
 			return nil, fmt.Errorf("target: read the foreign keys of %s: %w", schema, err)
 		}
-		e.cascades = cascading(onUpdate) || cascading(onDelete)
-		edges = append(edges, e)
+		table, parent = name(table), name(parent)
+		if n := len(fks); n > 0 && fks[n-1].table == table && fks[n-1].constraint == constraint {
+			fks[n-1].cols = append(fks[n-1].cols, col)
+			continue
+		}
+		fks = append(fks, &fk{fkEdge: fkEdge{table: table, parent: parent, constraint: constraint, cascades: cascading(onUpdate) || cascading(onDelete)},
+			updates: cascading(onUpdate), cols: []string{col}})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("target: read the foreign keys of %s: %w", schema, err)
+	}
+	rows.Close()
+	edges := make([]fkEdge, len(fks))
+	keys := map[string][]tablekey.Column{}
+	for i, f := range fks {
+		if f.updates && slices.Contains(tables, f.table) && slices.Contains(tables, f.parent) {
+			key, ok := keys[f.table]
+			if !ok {
+				cols, err := tablekey.Columns(ctx, db, schema, f.table)
+				if err != nil {
+					return nil, err
+				}
+				if key, _, err = tablekey.Key(ctx, db, schema, f.table, cols); err != nil {
+					return nil, err
+				}
+				keys[f.table] = key
+			}
+			f.movesKey = slices.ContainsFunc(key, func(c tablekey.Column) bool { return slices.Contains(f.cols, c.Name) })
+		}
+		edges[i] = f.fkEdge
 	}
 	return newFKOrder(tables, edges), nil
 }

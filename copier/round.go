@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vplayer/vplayer/snapshot"
+	"github.com/vplayer/vplayer/workflow"
 )
 
 // round is one snapshot: the catch-up to its position and a chunk of each table not done.
@@ -26,13 +27,22 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	// committed transactions, so each reads its table as the first one would. They are opened
 	// at once, which makes it likelier that a busy source commits nothing in between; one at
 	// another position is not used.
-	notDone := 0
-	for _, st := range c.State() {
-		if !st.Done {
-			notDone++
+	// The round's tables: those not done that may start (see fk.go).
+	state := c.State()
+	done := c.done(state)
+	var todo []workflow.TableCopy
+	for _, st := range state {
+		if c.redo[st.Table] {
+			st.LastPK, st.Done = nil, false // its chunks start over: see fk.go
+		}
+		if !st.Done && c.fk.ready(st.Table, done) {
+			todo = append(todo, st)
 		}
 	}
-	more := make([]*snapshot.Snapshot, max(min(len(ws), notDone)-1, 0))
+	if len(todo) == 0 {
+		return fmt.Errorf("no table left to copy can start: %s", Message(state))
+	}
+	more := make([]*snapshot.Snapshot, max(min(len(ws), len(todo))-1, 0))
 	defer func() {
 		for _, m := range more {
 			m.Close()
@@ -70,15 +80,7 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	// rows at a time, so that every writer has rows to write. A table without a key is one scan,
 	// alone.
 	var keyed, keyless []*cursor
-	state := c.State()
-	done := c.done(state)
-	for _, st := range state {
-		if c.redo[st.Table] {
-			st.LastPK, st.Done = nil, false // its chunks start over: see fk.go
-		}
-		if st.Done || !c.fk.ready(st.Table, done) {
-			continue
-		}
+	for _, st := range todo {
 		t := tables[st.Table]
 		if t == nil {
 			if t, err = loadTable(ctx, snap.Conn, c.cfg.SourceDB, c.cfg.TargetDB, st.Table, c.cfg.MySQLSource); err != nil {
@@ -96,9 +98,6 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 		} else {
 			keyed = append(keyed, cur)
 		}
-	}
-	if len(keyed)+len(keyless) == 0 {
-		return fmt.Errorf("no table left to copy can start: %s", Message(state))
 	}
 	c.progressed()
 	defer c.idle()

@@ -13,15 +13,21 @@ import (
 	"github.com/vplayer/vplayer/workflow"
 )
 
-// fillFKSource fills fkSchema's tables on the source: n parents, three children each, a
-// grandchild per child, a note per parent, and a tree of 4n rows in which row i hangs under row
-// i/2.
+// pkChild is a child whose primary key starts with its reference: a parent's key update moves
+// its rows within its key order.
+const pkChild = `CREATE TABLE pkchild (pid INT NOT NULL, n INT NOT NULL, PRIMARY KEY (pid, n),
+ FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE CASCADE ON UPDATE CASCADE)`
+
+// fillFKSource fills fkSchema's tables and pkchild on the source: n parents, three children
+// each, a grandchild per child, a note per parent, two pkchild rows per parent, and a tree of 4n
+// rows in which row i hangs under row i/2.
 func (e *env) fillFKSource(n int) {
 	e.t.Helper()
-	var p, c, g, no, tr []string
+	var p, c, g, no, tr, pc []string
 	for i := 1; i <= n; i++ {
 		p = append(p, fmt.Sprintf("(%d, %d)", i, i))
 		no = append(no, fmt.Sprintf("(%d, %d)", i, i))
+		pc = append(pc, fmt.Sprintf("(%d, 0), (%d, 1)", i, i))
 		for j := range 3 {
 			c = append(c, fmt.Sprintf("(%d, %d, %d)", i*10+j, i, j))
 			g = append(g, fmt.Sprintf("(%d, %d)", i*10+j, i*10+j))
@@ -40,6 +46,7 @@ func (e *env) fillFKSource(n int) {
 		"INSERT INTO grandchild VALUES " + strings.Join(g, ","),
 		"INSERT INTO note VALUES " + strings.Join(no, ","),
 		"INSERT INTO tree VALUES " + strings.Join(tr, ","),
+		"INSERT INTO pkchild VALUES " + strings.Join(pc, ","),
 	} {
 		mustExec(e.t, e.src, q)
 	}
@@ -48,7 +55,8 @@ func (e *env) fillFKSource(n int) {
 // fkWriter changes fkSchema's tables all over their key ranges until ctx ends, one statement a
 // transaction with the source's foreign-key checks on: new children of existing parents, parents
 // deleted (cascading to child and grandchild, nulling note) and re-keyed (cascading the new key),
-// children moved between parents, subtrees of tree inserted under and deleted.
+// children moved between parents, subtrees of tree inserted under and deleted, rows of pkchild
+// added.
 func (e *env) fkWriter(ctx context.Context, n int, done *atomic.Int64) error {
 	rng := rand.New(rand.NewPCG(23, 1))
 	next := 1_000_000
@@ -56,7 +64,7 @@ func (e *env) fkWriter(ctx context.Context, n int, done *atomic.Int64) error {
 		r, r2 := rng.IntN(n*10), rng.IntN(n*10)
 		next++
 		var q string
-		switch rng.IntN(16) {
+		switch rng.IntN(17) {
 		case 0, 1:
 			q = fmt.Sprintf("INSERT INTO parent VALUES (%d, 0)", next)
 		case 2, 3, 4:
@@ -64,7 +72,7 @@ func (e *env) fkWriter(ctx context.Context, n int, done *atomic.Int64) error {
 		case 5:
 			q = fmt.Sprintf("DELETE FROM parent WHERE id >= %d ORDER BY id LIMIT 1", r/10)
 		case 6:
-			q = fmt.Sprintf("UPDATE parent SET id = %d WHERE id >= %d ORDER BY id LIMIT 1", 500_000+next, r/10)
+			q = fmt.Sprintf("UPDATE parent SET id = %d WHERE id >= %d ORDER BY id LIMIT 1", -next, r/10)
 		case 7, 8:
 			q = fmt.Sprintf("INSERT INTO grandchild SELECT %d, id FROM child WHERE id >= %d ORDER BY id LIMIT 1", next, r)
 		case 9, 10:
@@ -75,6 +83,8 @@ func (e *env) fkWriter(ctx context.Context, n int, done *atomic.Int64) error {
 			q = fmt.Sprintf("INSERT INTO tree SELECT %d, id FROM tree WHERE id >= %d ORDER BY id LIMIT 1", next, r*4/10)
 		case 14:
 			q = fmt.Sprintf("DELETE FROM tree WHERE id >= %d ORDER BY id LIMIT 1", n/2+r*4/10)
+		case 15:
+			q = fmt.Sprintf("INSERT INTO pkchild SELECT id, %d FROM parent WHERE id >= %d ORDER BY id LIMIT 1", next, r/10)
 		default:
 			q = fmt.Sprintf("DELETE FROM child WHERE id >= %d ORDER BY id LIMIT 1", r)
 		}
@@ -92,16 +102,18 @@ func (e *env) fkWriter(ctx context.Context, n int, done *atomic.Int64) error {
 
 // TestCopy_foreignKeys: an empty target, a source whose tables are linked by foreign keys (two
 // levels of ON DELETE CASCADE, ON DELETE SET NULL, ON UPDATE CASCADE, a tree referencing itself
-// with ON DELETE CASCADE) under writes that cascade all over them. The copy, in small chunks over
+// with ON DELETE CASCADE, a child whose primary key a parent's key update changes) under writes
+// that cascade all over them. The copy, in small chunks over
 // many rounds, never applies a change its target cannot check (a child of a parent not copied
 // yet) and misses no cascade (the binlog has none of the rows a cascade changed). vplayer is
 // killed in the middle of the tree's copy, which then starts again from its first row, and twice
 // more at random moments; it catches up, and target == source.
 func TestCopy_foreignKeys(t *testing.T) {
 	e := newEnv(t)
-	for _, q := range fkSchema {
+	for _, q := range append(fkSchema, pkChild) {
 		mustExec(t, e.src, q)
 	}
+	tables := append(fkTables, "pkchild")
 	const n = 600
 	e.fillFKSource(n)
 	ctx, cancel := context.WithCancel(e.ctx())
@@ -160,11 +172,14 @@ func TestCopy_foreignKeys(t *testing.T) {
 	}
 	e.waitCaughtUp(60 * time.Second)
 	t.Logf("%d source transactions during the test", writes.Load())
-	e.assertEqual(fkTables)
+	e.assertEqual(tables)
 	chunks, rows := e.copyTotals()
 	t.Logf("%d rows copied in %d chunks", rows, chunks)
 	if !strings.Contains(logs.String(), "copied whole in one round") {
-		t.Errorf("no warning about the tree copied whole:\n%s", logs.String())
+		t.Errorf("no warning about the tables copied whole:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), `msg="the copy of the table starts again from its first row" workflow=`+e.workflow+" table="+e.db+".tree") {
+		t.Errorf("the copy of tree, killed in its middle, did not start again from its first row:\n%s", logs.String())
 	}
 	if strings.Contains(p.out.String(), "error in stream") {
 		t.Errorf("the copy hit stream errors:\n%s", p.out.String())
