@@ -107,9 +107,7 @@ func newFKOrder(tables []string, edges []fkEdge) *fkOrder {
 		members[comp[t]] = append(members[comp[t]], t)
 	}
 	for _, t := range tables {
-		for _, p := range out[t] {
-			o.refs[t] = append(o.refs[t], p)
-		}
+		o.refs[t] = out[t]
 		// A group's members start together: each waits for what any of them references.
 		for _, m := range members[comp[t]] {
 			for _, p := range out[m] {
