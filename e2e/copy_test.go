@@ -81,27 +81,34 @@ func (e *env) exec(db *sql.DB, stmts ...string) {
 // rows) until ctx ends: inserts, updates (of the key too) and deletes, one per transaction.
 func (e *env) copyWriter(ctx context.Context, rows int, seed uint64, n *atomic.Int64) error {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	for ctx.Err() == nil {
+	return e.writeUntil(ctx, n, 0, func() string {
 		i := rng.IntN(rows)
-		var q string
 		switch rng.IntN(8) {
 		case 0:
-			q = fmt.Sprintf("INSERT IGNORE INTO bins VALUES (UNHEX('%04x01%04x'), 'new %d', %d, NULL)", rng.IntN(65536), i, i, i)
+			return fmt.Sprintf("INSERT IGNORE INTO bins VALUES (UNHEX('%04x01%04x'), 'new %d', %d, NULL)", rng.IntN(65536), i, i, i)
 		case 1:
-			q = fmt.Sprintf("UPDATE bins SET v = CONCAT(v, 'x'), n = n + 1 WHERE id >= UNHEX('%04x') ORDER BY id LIMIT 1", rng.IntN(65536))
+			return fmt.Sprintf("UPDATE bins SET v = CONCAT(v, 'x'), n = n + 1 WHERE id >= UNHEX('%04x') ORDER BY id LIMIT 1", rng.IntN(65536))
 		case 2:
-			q = fmt.Sprintf("DELETE FROM bins WHERE id >= UNHEX('%04x') ORDER BY id LIMIT 1", rng.IntN(65536))
+			return fmt.Sprintf("DELETE FROM bins WHERE id >= UNHEX('%04x') ORDER BY id LIMIT 1", rng.IntN(65536))
 		case 3:
-			q = fmt.Sprintf("UPDATE IGNORE bins SET id = UNHEX('%04x02%04x') WHERE id >= UNHEX('%04x') ORDER BY id LIMIT 1", rng.IntN(65536), i, rng.IntN(65536))
+			return fmt.Sprintf("UPDATE IGNORE bins SET id = UNHEX('%04x02%04x') WHERE id >= UNHEX('%04x') ORDER BY id LIMIT 1", rng.IntN(65536), i, rng.IntN(65536))
 		case 4:
-			q = fmt.Sprintf("INSERT INTO nokey VALUES (%d, 'w%d', NULL)", i, i)
+			return fmt.Sprintf("INSERT INTO nokey VALUES (%d, 'w%d', NULL)", i, i)
 		case 5:
-			q = fmt.Sprintf("UPDATE nokey SET b = CONCAT(b, 'u') WHERE a = %d LIMIT 1", i/2)
+			return fmt.Sprintf("UPDATE nokey SET b = CONCAT(b, 'u') WHERE a = %d LIMIT 1", i/2)
 		case 6:
-			q = fmt.Sprintf("DELETE FROM nokey WHERE a = %d LIMIT 1", i/2)
+			return fmt.Sprintf("DELETE FROM nokey WHERE a = %d LIMIT 1", i/2)
 		default:
-			q = fmt.Sprintf("UPDATE customers SET balance = balance + 1 WHERE id >= (SELECT MIN(id) FROM customers) + %d ORDER BY id LIMIT 1", i)
+			return fmt.Sprintf("UPDATE customers SET balance = balance + 1 WHERE id >= (SELECT MIN(id) FROM customers) + %d ORDER BY id LIMIT 1", i)
 		}
+	})
+}
+
+// writeUntil runs the statements next returns on the source, one a transaction, pace apart,
+// until ctx ends, counting each in n; the first error ends it.
+func (e *env) writeUntil(ctx context.Context, n *atomic.Int64, pace time.Duration, next func() string) error {
+	for ctx.Err() == nil {
+		q := next()
 		if _, err := e.src.ExecContext(ctx, q); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -109,6 +116,7 @@ func (e *env) copyWriter(ctx context.Context, rows int, seed uint64, n *atomic.I
 			return fmt.Errorf("%s: %w", q, err)
 		}
 		n.Add(1)
+		time.Sleep(pace)
 	}
 	return nil
 }
