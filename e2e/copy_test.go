@@ -482,7 +482,7 @@ func TestCopy_stallOnTargetLock(t *testing.T) {
 // chunk twice, and target == source.
 func TestCopy_stopAndResume(t *testing.T) {
 	e := newEnv(t)
-	const rows, chunk = 6000, 5 // small chunks: many rounds, so that each stop lands in the copy
+	const rows, chunk = 3000, 5 // small chunks: many rounds, so that each stop lands in the copy
 	e.createCopySource(100, rows)
 	args := []string{"--start-pos=", "--copy-chunk-rows", fmt.Sprint(chunk)}
 	stops := []struct {
