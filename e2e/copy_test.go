@@ -81,7 +81,7 @@ func (e *env) exec(db *sql.DB, stmts ...string) {
 // rows) until ctx ends: inserts, updates (of the key too) and deletes, one per transaction.
 func (e *env) copyWriter(ctx context.Context, rows int, seed uint64, n *atomic.Int64) error {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	return e.writeUntil(ctx, n, 0, func() string {
+	return e.writeUntil(ctx, n, 250*time.Microsecond, func() string {
 		i := rng.IntN(rows)
 		switch rng.IntN(8) {
 		case 0:
