@@ -319,6 +319,14 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 // loop fetches and applies until ctx ends or an error occurs.
 func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 	for {
+		// In hot mode (see parallel.hot) a fetch waits until the jobs in flight committed, as
+		// one session's would: the relay log fills meanwhile, so that the fetch, which goes
+		// whole, is as large as one session's, not a sliver of what arrived during the commit.
+		if a.par.hot > 0 {
+			if err := a.drain(ctx); err != nil {
+				return err
+			}
+		}
 		fctx, cancel := context.WithTimeout(ctx, a.cfg.IdleWait)
 		items, ferr := relay.Fetch(fctx)
 		cancel()
@@ -352,6 +360,9 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 // apply applies one fetch: each event planned, then its steps run, in order.
 func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 	a.par.grow = false
+	if a.par.hot > 0 {
+		a.par.hot--
+	}
 	for _, e := range items {
 		var t *table
 		if e.Type == event.Rows && a.plan.TakesRows() {

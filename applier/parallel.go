@@ -46,6 +46,9 @@ const (
 	// at the next transaction boundary that reaches either while a worker is free.
 	cutTxns  = 64
 	cutBytes = 128 << 10
+	// hotFetches bounds hot mode (see parallel.hot): after a batch grew, the next hotFetches-1
+	// fetches are not cut; the one after tries again.
+	hotFetches = 16
 	// parallelMaxBatch bounds a batch's statements with workers (MaxBatchBytes when smaller), so
 	// that the batches held in flight stay within vplayer's memory bound.
 	parallelMaxBatch = 1 << 20
@@ -113,7 +116,16 @@ type parallel struct {
 	// grow is set when the batch being planned overlapped a job in flight: it is then not cut
 	// before the fetch ends (see maybeCut). It is cleared when a batch leaves the planner, and at
 	// each fetch's start.
-	grow      bool
+	grow bool
+	// hot is set to hotFetches when a batch grew, and counts down at each fetch's start; while
+	// it is above 0 no batch is cut before its fetch ends. Where every batch overlaps the one
+	// before (a few hot rows), the job in flight has often committed by the time the next fetch
+	// reaches cutTxns: that fetch would be cut, and its rest, overlapping the cut part, would
+	// wait for it, so each fetch became two jobs run one after the other (twice the commits of
+	// one session). Once a fetch grew, the next ones go whole, as one session commits them, and
+	// one fetch in hotFetches tries cutting again, so that a workload that cools down gets its
+	// workers back.
+	hot       int
 	committed atomic.Int64 // jobs committed
 }
 
@@ -128,7 +140,7 @@ func (p *parallel) reset(n int) {
 	p.list.Store(nil)
 	p.free = nil
 	p.inflight, p.done, p.lastPos, p.pendingFirst = nil, nil, "", 0
-	p.inlineTx, p.grow = false, false
+	p.inlineTx, p.grow, p.hot = false, false, 0
 	p.committed.Store(0)
 }
 
@@ -275,17 +287,18 @@ func (a *Applier) begun(ts int64) {
 // committed. Where every batch overlaps the one before (a few hot rows), cutting it when its
 // dependency commits would only split each fetch into two batches that run one after the other:
 // twice the round trips and commits of one session, and less folding. Grown to the fetch's end,
-// each batch is what one session would have committed.
+// each batch is what one session would have committed. The fetches after it are not cut either,
+// for a while (see parallel.hot).
 func (a *Applier) maybeCut(ctx context.Context) error {
 	p := &a.par
-	if p.grow || p.inlineTx || a.plan.inTxn || !a.plan.txOpen || len(p.free) == 0 {
+	if p.grow || p.hot > 0 || p.inlineTx || a.plan.inTxn || !a.plan.txOpen || len(p.free) == 0 {
 		return nil
 	}
 	if commits, bytes := a.plan.Pending(); commits < cutTxns && bytes < cutBytes {
 		return nil
 	}
 	if a.overlapping(&a.plan.ws) != nil {
-		p.grow = true
+		p.grow, p.hot = true, hotFetches
 		return nil
 	}
 	steps, err := a.plan.Cut()

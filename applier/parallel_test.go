@@ -204,21 +204,31 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 	}
 	commit(jobs[0])
 
-	// The next fetch (through apply, which starts each fetch afresh) writes 100 other rows: it is
-	// cut at cutTxns for a free worker, and the rest commits at its end.
-	var items []*event.Event
-	for n := range 100 {
-		items = append(items, txn(int32(100+n))...)
-	}
-	if err := a.apply(ctx, items); err != nil {
-		t.Fatal(err)
-	}
-	jobs = taken()
-	if len(jobs) != 2 || jobs[0].end.commits != cutTxns || jobs[1].end.commits != 100-cutTxns {
-		var sizes []int
-		for _, j := range jobs {
-			sizes = append(sizes, j.end.commits)
+	// The next fetches (through apply, which starts each fetch afresh) write 100 other rows
+	// each. Since a batch grew, hotFetches-1 of them go whole, one job each, as one session
+	// commits them; the one after is cut at cutTxns for a free worker, the rest committing at
+	// its end: a workload that cooled down gets its workers back.
+	fetch := func(f int) []int {
+		var items []*event.Event
+		for n := range 100 {
+			items = append(items, txn(int32(100+f*100+n))...)
 		}
-		t.Fatalf("a fetch overlapping nothing in flight became jobs of %v transactions, want %d and %d", sizes, cutTxns, 100-cutTxns)
+		if err := a.apply(ctx, items); err != nil {
+			t.Fatal(err)
+		}
+		var sizes []int
+		for _, j := range taken() {
+			sizes = append(sizes, j.end.commits)
+			commit(j)
+		}
+		return sizes
+	}
+	for f := range hotFetches - 1 {
+		if sizes := fetch(f); !slices.Equal(sizes, []int{100}) {
+			t.Fatalf("fetch %d after the hot one became jobs of %v transactions, want one of 100", f+1, sizes)
+		}
+	}
+	if sizes := fetch(hotFetches); !slices.Equal(sizes, []int{cutTxns, 100 - cutTxns}) {
+		t.Fatalf("a fetch overlapping nothing in flight, %d fetches after the hot one, became jobs of %v transactions, want %d and %d", hotFetches, sizes, cutTxns, 100-cutTxns)
 	}
 }
