@@ -100,11 +100,15 @@ func (k *cursor) begin(ctx context.Context) error {
 	return nil
 }
 
-// nextChunk makes the cursor that of the table's next chunk in the same round, after one that
-// ended before the table's end: for a table copied whole (see fk.go). begin opens it.
-func (k *cursor) nextChunk() {
-	k.st.LastPK = append([]string(nil), k.lastpk...)
+// next opens the table's next chunk in the same round when the table is copied whole (see
+// fk.go) and its chunk just ended before the table's end; otherwise it does nothing.
+func (k *cursor) next(ctx context.Context) error {
+	if !k.whole || !k.ended || k.done {
+		return nil
+	}
+	k.st.LastPK = k.lastpk // begin reads it into a lastpk of its own
 	k.ended, k.chunk = false, 0
+	return k.begin(ctx)
 }
 
 // stale reports whether the target holds rows above the table's last copied key: rows the

@@ -26,8 +26,9 @@
 // transactions while the stream holds; its copy starts again from the first row after a crash.
 //
 // Foreign keys order the tables (parents first) and decide which changes the stream applies with
-// the source's foreign_key_checks; tables in a cycle of them are copied whole in one round: see
-// fk.go.
+// the source's foreign_key_checks; tables that cannot be half copied while their changes apply
+// (a cycle of references, a cascade within a table or into its key) are copied whole in one
+// round: see fk.go.
 package copier
 
 import (
@@ -35,7 +36,6 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -367,18 +367,19 @@ func (c *Copier) orderByForeignKeys(ctx context.Context) error {
 	}
 	c.fk, c.redo = fk, map[string]bool{}
 	started := func(st workflow.TableCopy) bool { return st.Done || st.LastPK != nil || st.Rows > 0 }
+	done := c.done(state)
 	reported := map[string]bool{}
 	for _, st := range state {
 		g := fk.group[st.Table]
 		if len(g) == 0 || reported[st.Table] {
 			continue
 		}
-		whole := true
+		copied := true
 		for _, t := range g {
 			reported[t] = true
-			whole = whole && slices.ContainsFunc(state, func(s workflow.TableCopy) bool { return s.Table == t && s.Done })
+			copied = copied && done(t)
 		}
-		if whole {
+		if copied {
 			continue
 		}
 		for _, t := range g {
@@ -407,15 +408,14 @@ func (c *Copier) orderByForeignKeys(ctx context.Context) error {
 	return nil
 }
 
-// done reports whether the rows of table are copied, by state and the tables to copy again.
+// done reports whether the rows of a table are copied, by state and the tables to copy again as
+// they are now.
 func (c *Copier) done(state []workflow.TableCopy) func(string) bool {
-	return func(t string) bool {
-		if c.redo[t] {
-			return false
-		}
-		i := slices.IndexFunc(state, func(s workflow.TableCopy) bool { return s.Table == t })
-		return i >= 0 && state[i].Done
+	d := make(map[string]bool, len(state))
+	for _, st := range state {
+		d[st.Table] = st.Done && !c.redo[st.Table]
 	}
+	return func(t string) bool { return d[t] }
 }
 
 // settle records, from state, the tables whose changes go in with the source's

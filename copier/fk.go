@@ -39,7 +39,6 @@ import (
 // into a column of table's copy key.
 type fkEdge struct {
 	table, parent string
-	constraint    string
 	cascades      bool
 	movesKey      bool
 }
@@ -194,8 +193,9 @@ ORDER BY rc.TABLE_NAME, rc.CONSTRAINT_NAME, k.ORDINAL_POSITION`, schema, schema)
 	}
 	type fk struct {
 		fkEdge
-		updates bool     // an update of the parent's key changes the referencing columns
-		cols    []string // the referencing columns
+		constraint string
+		updates    bool     // an update of the parent's key changes the referencing columns
+		cols       []string // the referencing columns
 	}
 	var fks []*fk
 	for rows.Next() {
@@ -208,8 +208,8 @@ ORDER BY rc.TABLE_NAME, rc.CONSTRAINT_NAME, k.ORDINAL_POSITION`, schema, schema)
 			fks[n-1].cols = append(fks[n-1].cols, col)
 			continue
 		}
-		fks = append(fks, &fk{fkEdge: fkEdge{table: table, parent: parent, constraint: constraint, cascades: cascading(onUpdate) || cascading(onDelete)},
-			updates: cascading(onUpdate), cols: []string{col}})
+		fks = append(fks, &fk{fkEdge: fkEdge{table: table, parent: parent, cascades: cascading(onUpdate) || cascading(onDelete)},
+			constraint: constraint, updates: cascading(onUpdate), cols: []string{col}})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("target: read the foreign keys of %s: %w", schema, err)

@@ -133,11 +133,8 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 				if err := cur.batch(ctx, snap.Conn, batchRows); err != nil {
 					return fmt.Errorf("copy %s: %w", cur.t.name, err)
 				}
-				if cur.ended && cur.whole && !cur.done {
-					cur.nextChunk()
-					if err := cur.begin(ctx); err != nil {
-						return err
-					}
+				if err := cur.next(ctx); err != nil {
+					return err
 				}
 				if !cur.ended {
 					active++
@@ -207,11 +204,8 @@ func (c *Copier) copyQueued(ctx context.Context, cursors []*cursor, ws []*writer
 					if err := cur.batch(gctx, r, batchRows); err != nil {
 						return fmt.Errorf("copy %s: %w", cur.t.name, err)
 					}
-					if cur.ended && cur.whole && !cur.done {
-						cur.nextChunk()
-						if err := cur.begin(gctx); err != nil {
-							return err
-						}
+					if err := cur.next(gctx); err != nil {
+						return err
 					}
 				}
 				if cur.done && len(cur.st.DeferredKeys) > 0 {
