@@ -19,7 +19,8 @@
 //     oltp_write_only: an update by key of an indexed column, an update by key of a non-indexed
 //     column, a delete by key and the re-insert of that key; four row changes per transaction)
 //     over four tables;
-//   - insert: a backlog of inserts only, single-row transactions and multi-row ones;
+//   - insert: a backlog of 200,000 single-row INSERTs, each its own transaction (sysbench's
+//     oltp_insert);
 //   - hotrow: a backlog of 200,000 single-row UPDATEs (sysbench's oltp_update_non_index), each
 //     of one of 10 rows of one table: every transaction conflicts with many of its neighbours,
 //     so parallel apply can only lose here (the report shows N workers over 1);
@@ -53,12 +54,10 @@ const (
 
 // Defaults of a full run and of a quick one (--quick: small enough for `make test`).
 const (
-	// DefaultTransactions is the catchup and hotrow backlogs' size, DefaultInsertTransactions
-	// the insert backlog's.
-	DefaultTransactions       = 200_000
-	DefaultInsertTransactions = 100_000
-	DefaultRowsPerTable       = 100_000
-	DefaultRate               = 1000
+	// DefaultTransactions is the size of every catch-up backlog.
+	DefaultTransactions = 200_000
+	DefaultRowsPerTable = 100_000
+	DefaultRate         = 1000
 	// DefaultDuration is how long the source writes per applier in the lag mode,
 	// DefaultFullRateDuration in the lagfull mode.
 	DefaultDuration         = 30 * time.Second
@@ -79,7 +78,7 @@ type Options struct {
 	// those five) or ModeCopy.
 	Mode string
 	// Transactions is the size of each backlog (catchup, insert and hotrow modes), in source
-	// transactions; 0 takes DefaultTransactions (insert: DefaultInsertTransactions).
+	// transactions; 0 takes DefaultTransactions.
 	Transactions int
 	// RowsPerTable is how many rows each of the four tables holds before the backlog.
 	RowsPerTable int
@@ -220,8 +219,6 @@ func (o Options) transactionsOf(mode string) int {
 		return o.Transactions
 	case o.Quick:
 		return DefaultQuickTransactions
-	case mode == ModeInsert:
-		return DefaultInsertTransactions
 	}
 	return DefaultTransactions
 }

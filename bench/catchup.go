@@ -26,7 +26,7 @@ var oltpBacklog = backlog{
 
 var insertBacklog = backlog{
 	mode:     ModeInsert,
-	describe: "inserts only: 1/2 one single-row INSERT, 1/4 one 10-row INSERT, 1/4 five single-row INSERTs in one transaction",
+	describe: "inserts only: sysbench oltp_insert, one single-row INSERT per transaction, the table chosen at random",
 	source: func(ctx context.Context, c *cluster) (txnSource, error) {
 		next := map[string]*atomic.Int64{}
 		for _, t := range tables {
@@ -37,7 +37,7 @@ var insertBacklog = backlog{
 			next[t] = &atomic.Int64{}
 			next[t].Store(top)
 		}
-		return func(g *rowGen, _ int64) []string { return g.inserts(next) }, nil
+		return func(g *rowGen, _ int64) []string { return g.insert(next) }, nil
 	},
 }
 

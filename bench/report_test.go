@@ -106,7 +106,7 @@ func TestOptions_perMode(t *testing.T) {
 	}{
 		{"catchup", Options{}, ModeCatchup, 200_000, 30 * time.Second},
 		{"hotrow", Options{}, ModeHotrow, 200_000, 30 * time.Second},
-		{"insert", Options{}, ModeInsert, 100_000, 30 * time.Second},
+		{"insert", Options{}, ModeInsert, 200_000, 30 * time.Second},
 		{"lagfull", Options{}, ModeLagFull, 200_000, 60 * time.Second},
 		{"quick", Options{Quick: true}, ModeLagFull, DefaultQuickTransactions, DefaultQuickDuration},
 		{"quick insert", Options{Quick: true}, ModeInsert, DefaultQuickTransactions, DefaultQuickDuration},

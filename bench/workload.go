@@ -124,30 +124,13 @@ func (g *rowGen) hotRow() []string {
 	return []string{string(b)}
 }
 
-// inserts returns one insert-only transaction with ids taken from next: half are one single-row
-// INSERT, a quarter one 10-row INSERT, a quarter five single-row INSERTs into one table.
-func (g *rowGen) inserts(next map[string]*atomic.Int64) []string {
+// insert returns one transaction of sysbench's oltp_insert: a single-row INSERT in autocommit,
+// its id the next of its table's (sysbench's auto-increment ids), the table chosen at random.
+func (g *rowGen) insert(next map[string]*atomic.Int64) []string {
 	t := g.table()
-	ids := next[t]
-	row := func(n int) string {
-		b := append(g.buf[:0], insertHead(t)...)
-		for i := 0; i < n; i++ {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = g.tuple(b, int(ids.Add(1)))
-		}
-		g.buf = b
-		return string(b)
-	}
-	switch p := g.rng.IntN(4); {
-	case p < 2:
-		return []string{row(1)}
-	case p == 2:
-		return []string{row(10)}
-	default:
-		return []string{row(1), row(1), row(1), row(1), row(1)}
-	}
+	b := g.tuple(append(g.buf[:0], insertHead(t)...), int(next[t].Add(1)))
+	g.buf = b
+	return []string{string(b)}
 }
 
 // loadTables writes ids 1..rows into every table, loadChunk rows per transaction, the tables in
