@@ -235,18 +235,23 @@ func (a *Applier) runDispatched(ctx context.Context, steps []step) error {
 		switch {
 		case s.kind == stepBegin:
 			// The batch's BEGIN goes with its first statements, wherever they run.
-		case s.kind == stepCommit && s.xid == "" && !p.inlineTx:
+		case s.kind == stepCommit && s.xid == "" && !p.inlineTx && p.hot == 0:
 			if err := a.dispatch(ctx, s); err != nil {
 				return err
 			}
 		default:
+			// Also a batch of hot mode (see parallel.hot): it would wait for the jobs before it
+			// and run alone anyway, so it runs here, as one session runs it, without the hand-offs
+			// to a worker and back that cost two wake-ups of busy goroutines per batch.
 			if err := a.drain(ctx); err != nil {
 				return err
 			}
-			if s.kind == stepSend && s.xid == "" && !p.inlineTx {
-				p.inlineTx = true
+			if (s.kind == stepSend || s.kind == stepCommit) && s.xid == "" && !p.inlineTx {
 				a.txOpen = true
 				a.txnSince.Store(a.cfg.Now().UnixNano())
+			}
+			if s.kind == stepSend && s.xid == "" {
+				p.inlineTx = true
 			}
 			if s.kind == stepCommit && s.xid == "" {
 				p.inlineTx = false

@@ -2,9 +2,14 @@ package applier
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,14 +118,24 @@ func TestWork_longestStatementAndWorker(t *testing.T) {
 // TestMaybeCut_overlappingBatchGrows: with workers, a batch found overlapping a job in flight is
 // not cut when that job commits before the fetch ends. On a few hot rows every batch overlaps the
 // one before, and a cut there would only split each fetch into two jobs run one after the other.
-// A fetch that overlaps nothing in flight is still cut for a free worker at cutTxns.
+// The batches of the fetches after it (hot mode) run on the main session, one each, as one
+// session commits them. A fetch that overlaps nothing in flight is still cut for a free worker
+// at cutTxns.
 func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	hot := wsTable("hot", []column{intCol("id", true), intCol("v", true)}, pk("id"))
 	bt := &event.Table{Schema: "s", Name: "hot", ColumnCount: 2}
-	a := New(Config{Workers: 4})
+	a := New(Config{Workers: 4, Record: stubRecord{}})
 	a.tables.checked[bt] = hot
+	a.maxPacket = 1 << 20
+	main := &recordingConn{}
+	conn, err := sql.OpenDB(main).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	a.main = &session{conn: conn, tr: &tracker{}}
 	a.plan = newPlanner(planConfig{onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, maxBatch: parallelMaxBatch,
 		writesets: true, parallel: true}, "MariaDB/0-1-0")
 	p := &a.par
@@ -194,41 +209,90 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 	if err != nil {
 		t.Fatalf("end of the hot fetch: %v", err)
 	}
-	jobs := taken()
-	if len(jobs) != 1 || jobs[0].end.commits != 100 {
-		var sizes []int
-		for _, j := range jobs {
-			sizes = append(sizes, j.end.commits)
-		}
-		t.Fatalf("the hot fetch became jobs of %v transactions, want one of 100", sizes)
+	if jobs, commits := taken(), main.commits(); len(jobs) != 0 || len(commits) != 1 || a.stats.Transactions.Load() != 100 {
+		t.Fatalf("the hot fetch became %d jobs and main-session commits of %v round trips, %d transactions committed; want it whole on the main session, in one transaction",
+			len(jobs), commits, a.stats.Transactions.Load())
 	}
-	commit(jobs[0])
 
 	// The next fetches (through apply, which starts each fetch afresh) write 100 other rows
-	// each. Since a batch grew, hotFetches-1 of them go whole, one job each, as one session
-	// commits them; the one after is cut at cutTxns for a free worker, the rest committing at
-	// its end: a workload that cooled down gets its workers back.
-	fetch := func(f int) []int {
+	// each. Since a batch grew, hotFetches-1 of them go whole on the main session, as one session
+	// commits them; the one after is cut at cutTxns for a free worker, the rest committing at its
+	// end: a workload that cooled down gets its workers back.
+	fetch := func(f int) (jobs []int, inline int) {
 		var items []*event.Event
 		for n := range 100 {
 			items = append(items, txn(int32(100+f*100+n))...)
 		}
+		before := a.stats.Transactions.Load()
 		if err := a.apply(ctx, items); err != nil {
 			t.Fatal(err)
 		}
-		var sizes []int
 		for _, j := range taken() {
-			sizes = append(sizes, j.end.commits)
+			jobs = append(jobs, j.end.commits)
 			commit(j)
 		}
-		return sizes
+		return jobs, int(a.stats.Transactions.Load() - before)
 	}
 	for f := range hotFetches - 1 {
-		if sizes := fetch(f); !slices.Equal(sizes, []int{100}) {
-			t.Fatalf("fetch %d after the hot one became jobs of %v transactions, want one of 100", f+1, sizes)
+		if jobs, inline := fetch(f); len(jobs) != 0 || inline != 100 {
+			t.Fatalf("fetch %d after the hot one became jobs of %v transactions and %d on the main session, want 100 on the main session", f+1, jobs, inline)
 		}
 	}
-	if sizes := fetch(hotFetches); !slices.Equal(sizes, []int{cutTxns, 100 - cutTxns}) {
-		t.Fatalf("a fetch overlapping nothing in flight, %d fetches after the hot one, became jobs of %v transactions, want %d and %d", hotFetches, sizes, cutTxns, 100-cutTxns)
+	if jobs, inline := fetch(hotFetches); !slices.Equal(jobs, []int{cutTxns, 100 - cutTxns}) || inline != 0 {
+		t.Fatalf("a fetch overlapping nothing in flight, %d fetches after the hot one, became jobs of %v transactions and %d on the main session, want jobs of %d and %d",
+			hotFetches, jobs, inline, cutTxns, 100-cutTxns)
 	}
+	if got := main.commits(); len(got) != hotFetches {
+		t.Errorf("the main session committed %d times, want %d (the hot fetch and the %d after it)", len(got), hotFetches, hotFetches-1)
+	}
+}
+
+// stubRecord writes the record with statements that change nothing.
+type stubRecord struct{}
+
+func (stubRecord) PositionSQL(string, int64, int64) string        { return "DO 'position'" }
+func (stubRecord) HeartbeatSQL(int64) string                      { return "DO 'heartbeat'" }
+func (stubRecord) DDLMarkSQL(string) string                       { return "DO 'ddl mark'" }
+func (stubRecord) FenceCheckSQL() string                          { return "DO 'fence'" }
+func (stubRecord) SetState(context.Context, string, string) error { return nil }
+func (stubRecord) RecordSession(context.Context, ...int64) error  { return nil }
+
+// recordingConn is a database/sql driver of one connection that accepts every statement and
+// records the round trips: for a dispatcher test with no target server.
+type recordingConn struct {
+	mu    sync.Mutex
+	trips []string
+}
+
+func (c *recordingConn) Connect(context.Context) (driver.Conn, error) { return c, nil }
+func (c *recordingConn) Driver() driver.Driver                        { return nil }
+func (c *recordingConn) Prepare(string) (driver.Stmt, error) {
+	return nil, errors.New("recordingConn: prepared statements are not supported")
+}
+func (c *recordingConn) Close() error { return nil }
+func (c *recordingConn) Begin() (driver.Tx, error) {
+	return nil, errors.New("recordingConn: Begin is not supported")
+}
+func (c *recordingConn) ExecContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trips = append(c.trips, q)
+	return driver.RowsAffected(0), nil
+}
+
+// commits returns, for each round trip that ended in a COMMIT, how many round trips its
+// transaction took.
+func (c *recordingConn) commits() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	n := 0
+	for _, q := range c.trips {
+		n++
+		if strings.HasSuffix(q, "COMMIT") {
+			out = append(out, n)
+			n = 0
+		}
+	}
+	return out
 }
