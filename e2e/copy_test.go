@@ -200,11 +200,7 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	e.createCopySource(800, rows)
 	stop := e.writeDuring(rows)
 	began := time.Now()
-	// The workload appends to customers, orders and order_lines at about 150 rows a second each,
-	// which the copy chases to each table's end: chunks of 50 rows kept pace with it only
-	// barely (56 s on a slow day, for 669 chunks), so the chunk is 200 rows.
-	const chunkRows = 200
-	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", strconv.Itoa(chunkRows), "--metrics-addr", "127.0.0.1:0")
+	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "50", "--metrics-addr", "127.0.0.1:0")
 	addr := p.metricsAddr(30 * time.Second)
 	e.waitRecordState(workflow.StateCopying, 30*time.Second)
 	// While it copies: the record's message, vplayer status and /metrics show the progress. A
@@ -269,7 +265,7 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	e.assertSameDefinitions(copyTables)
 	chunks, copiedRows := e.copyTotals()
 	if chunks < 10 {
-		t.Errorf("the copy took %d chunks, want many: the chunk bound is %d rows", chunks, chunkRows)
+		t.Errorf("the copy took %d chunks, want many: the chunk bound is 100 rows", chunks)
 	}
 	t.Logf("%d rows copied in %d chunks", copiedRows, chunks)
 	if !strings.Contains(p.out.String(), "copied in one consistent scan") {
