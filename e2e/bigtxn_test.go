@@ -69,8 +69,8 @@ func peakRSS(t *testing.T, pid int) int64 {
 // TestBigTransaction: one source transaction of over 100 MB applies exactly once with a 5 s
 // progress deadline and no stall, in bounded memory, although applying it takes longer than the
 // deadline: the applier keeps completing round trips, which is progress, however far away its
-// COMMIT is. Then a row lock on the target inside another such transaction is still reported
-// within deadline + 1 s, and the stream recovers once it is released.
+// COMMIT is. Then a row lock on the target inside another large transaction (a fifth of the
+// rows) is still reported within deadline + 1 s, and the stream recovers once it is released.
 func TestBigTransaction(t *testing.T) {
 	e := newEnv(t)
 	// The source's binlog file ends some 600 MB long. A copy round's snapshot reads its GTID
