@@ -37,10 +37,10 @@ rules: deps
 	promtool check rules $(RULES)
 	promtool test rules $(RULES:.yml=.test.yml)
 
-# -parallel 5: e2e's parallel tests (the three takeover variants and the soak, which mostly wait
-# on 60 s cut-offs, and Dolt's 35 s heartbeat wait) all run side by side even on 2 cores.
+# scripts/test.sh runs `go test -race ./...` with e2e's Dolt suite in a second test binary beside
+# it (those tests share one Dolt and mostly wait on it), and fails when either fails.
 test: deps rules
-	$(GO) test -race -count=1 -parallel 5 -timeout $(TEST_TIMEOUT) ./...
+	GO=$(GO) TEST_TIMEOUT=$(TEST_TIMEOUT) scripts/test.sh
 
 # staticcheck is run at a pinned version through the module proxy (go run fetches it once).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
