@@ -298,8 +298,12 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 		// Up to Workers batches are held at once, each with its writeset.
 		maxBatch = min(maxBatch, parallelMaxBatch)
 	}
-	a.plan = newPlanner(planConfig{targetDB: a.cfg.TargetDB, onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, fkOff: a.cfg.ForeignKeyChecksOff,
-		maxBatch: maxBatch, stopAt: a.cfg.StopAt, writesets: par, parallel: par}, pos)
+	cfg := planConfig{targetDB: a.cfg.TargetDB, onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, fkOff: a.cfg.ForeignKeyChecksOff,
+		maxBatch: maxBatch, stopAt: a.cfg.StopAt, writesets: par, parallel: par}
+	if par {
+		cfg.late = a.lateKeys
+	}
+	a.plan = newPlanner(cfg, pos)
 	a.par.reset(a.cfg.Workers)
 	if err := a.connect(ctx); err != nil {
 		return err

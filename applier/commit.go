@@ -133,8 +133,8 @@ func (e *PacketError) Error() string {
 // roundUpMiB rounds n bytes up to a whole number of MiB, in bytes.
 func roundUpMiB(n int) int { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
 
-// commit runs a commit step: its checked statements, then its statements with the position and
-// COMMIT.
+// commit runs a commit step: its checked statements, then its statements (and its late ones)
+// with the position and COMMIT.
 func (a *Applier) commit(ctx context.Context, s *step) error {
 	conn := a.session(s.xid)
 	now := a.cfg.Now()
@@ -143,17 +143,26 @@ func (a *Applier) commit(ctx context.Context, s *step) error {
 			return err
 		}
 	}
-	s.stmts.add("", a.positionSQL(s.end, now))
-	if a.cfg.BeforeCommit != nil {
+	body := s.stmts
+	if s.late != nil {
+		// Planned to run after jobs then in flight (see planConfig.late), which the
+		// dispatcher drained before running it here.
 		if err := a.flush(ctx, conn, s.stmts); err != nil {
+			return err
+		}
+		body = s.late
+	}
+	body.add("", a.positionSQL(s.end, now))
+	if a.cfg.BeforeCommit != nil {
+		if err := a.flush(ctx, conn, body); err != nil {
 			return err
 		}
 		if err := a.cfg.BeforeCommit(); err != nil {
 			return fmt.Errorf("before commit: %w", err)
 		}
 	}
-	s.stmts.add("", "COMMIT")
-	if err := a.flush(ctx, conn, s.stmts); err != nil {
+	body.add("", "COMMIT")
+	if err := a.flush(ctx, conn, body); err != nil {
 		return err
 	}
 	a.txOpen = false

@@ -199,6 +199,9 @@ func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int, gti
 // full reports whether the fold holds enough to be written out now.
 func (f *fold) full() bool { return f.rows >= maxFoldRows || f.bytes >= maxFoldBytes }
 
+// overfull reports whether the fold holds twice what full calls full.
+func (f *fold) overfull() bool { return f.rows >= 2*maxFoldRows || f.bytes >= 2*maxFoldBytes }
+
 // appendTo writes the fold's statements into b and empties it. Per table: the deletions of keys
 // that existed first, each of which must find its row; then, for the keys that existed and end
 // with an image, an upsert of the images that counts the rows it finds, all of which must be
@@ -208,83 +211,43 @@ func (f *fold) full() bool { return f.rows >= maxFoldRows || f.bytes >= maxFoldB
 // the three at most; a key both created and deleted by the fold nets to nothing. gtid names the
 // source transactions the fold holds.
 func (f *fold) appendTo(b *batch, mode, gtid string) error {
+	return f.appendSplit(b, nil, mode, gtid, nil)
+}
+
+// appendSplit is appendTo, but for the keys late names (when it is set): their statements go into
+// lateB instead of b. Keys of one table are independent of one another, and a foldable table has
+// no foreign key or trigger, so the two parts may run in either order, and the keys in each in
+// any order.
+func (f *fold) appendSplit(b, lateB *batch, mode, gtid string, late func(t *table, key string) bool) error {
 	if f.gtid0 != "" && f.gtid0 != gtid {
 		gtid = f.gtid0 + ".." + gtid
 	}
 	for _, ft := range f.tables {
-		// The key lists go into the checks, which live as long as b: one new array holds
-		// them. The images only go into SQL: they are put in f's slices, kept for next time.
-		nd, nu, ni := 0, 0, 0
-		for i := range ft.order {
-			switch r := &ft.order[i]; {
-			case r.deleted && !r.created:
-				nd++
-			case r.deleted:
-			case r.created:
-				ni++
-			default:
-				nu++
-			}
-		}
-		keys := make([]string, 0, nd+nu+ni)
-		dels, upKeys, insKeys := keys[0:0:nd], keys[nd:nd:nd+nu], keys[nd+nu:nd+nu]
-		ups, inserts := f.ups[:0], f.ins[:0]
-		for i := range ft.order {
-			switch r := &ft.order[i]; {
-			case r.deleted && !r.created:
-				dels = append(dels, r.key)
-			case r.deleted:
-			case r.created:
-				inserts = append(inserts, event.Row{After: r.after})
-				insKeys = append(insKeys, r.key)
-			default:
-				ups = append(ups, event.Row{After: r.after})
-				upKeys = append(upKeys, r.key)
-			}
-		}
-		f.ups, f.ins = ups, inserts
-		from := ft.shapeSuffix()
-		for len(dels) > 0 {
-			n := min(len(dels), foldChunk)
-			appendDeleteKeys(b, ft.t, dels[:n], ft.t.deleteShape+from)
-			b.expect(check{want: int64(n), kind: DeleteMissing, t: ft.t, keys: dels[:n:n], gtid: gtid})
-			dels = dels[n:]
-		}
-		for len(ups) > 0 {
-			n := min(len(ups), foldChunk)
-			if mode == ExecModeIdempotent {
-				// Counted by a probe: idempotent mode reads the counts after the COMMIT, and
-				// counts every absent row, where the counted upsert says only whether one is.
-				appendTouch(b, ft.t, upKeys[:n])
-				b.expect(check{want: int64(n), kind: UpdateMissing, t: ft.t, keys: upKeys[:n:n], gtid: gtid})
-				if err := appendInsertTail(b, ft.t, ups[:n], ft.t.upsertShape+from, ft.t.upsertTail); err != nil {
-					return err
+		order := ft.order
+		if late != nil {
+			// In place, the early keys first, in their order; the index is cleared next anyway.
+			k := 0
+			for i := range order {
+				if !late(ft.t, order[i].key) {
+					order[k], order[i] = order[i], order[k]
+					k++
 				}
-			} else {
-				if err := appendCountedUpsert(b, ft.t, ups[:n], upKeys[:n], ft.t.upsertShape+from); err != nil {
-					return err
-				}
-				b.expect(check{want: 1, counted: true, kind: UpdateMissing, t: ft.t, keys: upKeys[:n:n], gtid: gtid})
 			}
-			ups, upKeys = ups[n:], upKeys[n:]
-		}
-		for len(inserts) > 0 {
-			n := min(len(inserts), foldChunk)
-			var err error
-			if mode == ExecModeIdempotent {
-				appendTouch(b, ft.t, insKeys[:n])
-				b.expect(check{want: 0, kind: InsertExists, t: ft.t, keys: insKeys[:n:n], gtid: gtid})
-				err = appendInsertTail(b, ft.t, inserts[:n], ft.t.upsertShape+from, ft.t.upsertTail)
-			} else {
-				err = appendInsertTail(b, ft.t, inserts[:n], ft.t.insertShape+from, nil)
-			}
-			if err != nil {
+			if err := f.appendTable(b, ft, order[:k], mode, gtid); err != nil {
 				return err
 			}
-			inserts, insKeys = inserts[n:], insKeys[n:]
+			order = order[k:]
+			if len(order) == 0 {
+				continue
+			}
+			if err := f.appendTable(lateB, ft, order, mode, gtid); err != nil {
+				return err
+			}
+			continue
 		}
-		clear(f.ups) // drop the row images
-		clear(f.ins)
+		if err := f.appendTable(b, ft, order, mode, gtid); err != nil {
+			return err
+		}
 	}
 	if cap(f.ups) > keepFold {
 		f.ups = nil
@@ -301,6 +264,84 @@ func (f *fold) appendTo(b *batch, mode, gtid string) error {
 	f.tables = f.tables[:0]
 	f.rows, f.bytes = 0, 0
 	f.gtid0 = ""
+	return nil
+}
+
+// appendTable writes the statements of order, net changes of ft's keys, into b (see appendTo).
+func (f *fold) appendTable(b *batch, ft *foldTable, order []foldEntry, mode, gtid string) error {
+	// The key lists go into the checks, which live as long as b: one new array holds
+	// them. The images only go into SQL: they are put in f's slices, kept for next time.
+	nd, nu, ni := 0, 0, 0
+	for i := range order {
+		switch r := &order[i]; {
+		case r.deleted && !r.created:
+			nd++
+		case r.deleted:
+		case r.created:
+			ni++
+		default:
+			nu++
+		}
+	}
+	keys := make([]string, 0, nd+nu+ni)
+	dels, upKeys, insKeys := keys[0:0:nd], keys[nd:nd:nd+nu], keys[nd+nu:nd+nu]
+	ups, inserts := f.ups[:0], f.ins[:0]
+	for i := range order {
+		switch r := &order[i]; {
+		case r.deleted && !r.created:
+			dels = append(dels, r.key)
+		case r.deleted:
+		case r.created:
+			inserts = append(inserts, event.Row{After: r.after})
+			insKeys = append(insKeys, r.key)
+		default:
+			ups = append(ups, event.Row{After: r.after})
+			upKeys = append(upKeys, r.key)
+		}
+	}
+	f.ups, f.ins = ups, inserts
+	from := ft.shapeSuffix()
+	for len(dels) > 0 {
+		n := min(len(dels), foldChunk)
+		appendDeleteKeys(b, ft.t, dels[:n], ft.t.deleteShape+from)
+		b.expect(check{want: int64(n), kind: DeleteMissing, t: ft.t, keys: dels[:n:n], gtid: gtid})
+		dels = dels[n:]
+	}
+	for len(ups) > 0 {
+		n := min(len(ups), foldChunk)
+		if mode == ExecModeIdempotent {
+			// Counted by a probe: idempotent mode reads the counts after the COMMIT, and
+			// counts every absent row, where the counted upsert says only whether one is.
+			appendTouch(b, ft.t, upKeys[:n])
+			b.expect(check{want: int64(n), kind: UpdateMissing, t: ft.t, keys: upKeys[:n:n], gtid: gtid})
+			if err := appendInsertTail(b, ft.t, ups[:n], ft.t.upsertShape+from, ft.t.upsertTail); err != nil {
+				return err
+			}
+		} else {
+			if err := appendCountedUpsert(b, ft.t, ups[:n], upKeys[:n], ft.t.upsertShape+from); err != nil {
+				return err
+			}
+			b.expect(check{want: 1, counted: true, kind: UpdateMissing, t: ft.t, keys: upKeys[:n:n], gtid: gtid})
+		}
+		ups, upKeys = ups[n:], upKeys[n:]
+	}
+	for len(inserts) > 0 {
+		n := min(len(inserts), foldChunk)
+		var err error
+		if mode == ExecModeIdempotent {
+			appendTouch(b, ft.t, insKeys[:n])
+			b.expect(check{want: 0, kind: InsertExists, t: ft.t, keys: insKeys[:n:n], gtid: gtid})
+			err = appendInsertTail(b, ft.t, inserts[:n], ft.t.upsertShape+from, ft.t.upsertTail)
+		} else {
+			err = appendInsertTail(b, ft.t, inserts[:n], ft.t.insertShape+from, nil)
+		}
+		if err != nil {
+			return err
+		}
+		inserts, insKeys = inserts[n:], insKeys[n:]
+	}
+	clear(f.ups) // drop the row images
+	clear(f.ins)
 	return nil
 }
 

@@ -20,7 +20,12 @@ import (
 //
 // Order. A job whose writeset overlaps an earlier job's that has not committed does not start
 // before that one committed: the dispatcher holds it while it is small (the next fetch can still
-// grow it), and otherwise its worker waits. Every job commits after the one before it did, its
+// grow it), and otherwise its worker waits. A job whose rows all folded is split instead (see
+// planConfig.late): its worker sends the statements of the keys no job in flight touches at
+// once, and the others (the job's late part) once the job it depends on committed. Folded keys
+// are independent of one another (a foldable table has no other unique key, no foreign key and
+// no trigger), so the split changes no outcome, and a batch that shares a key or two with the one
+// before it still runs beside it. Every job commits after the one before it did, its
 // position written in its own transaction just before its COMMIT, so that the record's pos is
 // always the end of a prefix of the source's history: after a crash, the jobs past the last one
 // committed roll back with their sessions and run again from the record.
@@ -71,6 +76,9 @@ const (
 type job struct {
 	check *batch // strict mode's checked statements, sent first; may be nil
 	stmts *batch
+	// late, when set, holds the statements of the keys that dep may touch: the rest runs at once,
+	// late once dep committed (see planConfig.late).
+	late  *batch
 	end   saved
 	ws    *writeset
 	gtid  string // its last source transaction, for messages
@@ -302,7 +310,7 @@ func (a *Applier) maybeCut(ctx context.Context) error {
 	if commits, bytes := a.plan.Pending(); commits < cutTxns && bytes < cutBytes {
 		return nil
 	}
-	if a.overlapping(&a.plan.ws) != nil {
+	if a.overlapping(&a.plan.ws) != nil && !(a.plan.Splittable() && a.lightOverlap(&a.plan.ws)) {
 		p.grow, p.hot = true, hotFetches
 		return nil
 	}
@@ -311,6 +319,65 @@ func (a *Applier) maybeCut(ctx context.Context) error {
 		return rerr
 	}
 	return err
+}
+
+// inFlightSets returns the writesets of the jobs in flight (nil for a job that has none: it
+// overlaps everything). A job's writeset is not written once dispatched, and is dropped only
+// after the job left the list: the slice may be read without the lock.
+func (a *Applier) inFlightSets() []*writeset {
+	p := &a.par
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sets := make([]*writeset, 0, len(p.inflight))
+	for _, j := range p.inflight {
+		sets = append(sets, j.ws)
+	}
+	return sets
+}
+
+// lateKeys tells the planner which keys of the batch it commits the jobs in flight may touch
+// (planConfig.late); nil when none is in flight. The jobs' writesets are taken once: jobs only
+// leave the list meanwhile, and a key called late because of a job that committed since only
+// waits for a job already done.
+func (a *Applier) lateKeys() func(*table, string) bool {
+	sets := a.inFlightSets()
+	if len(sets) == 0 {
+		return nil
+	}
+	return func(t *table, key string) bool {
+		// A folded table's one unique key is its primary key, which the fold's keys are
+		// literals of; one compared under a collation is recorded whole by every writeset.
+		u := &t.uniques[0]
+		if !u.exact {
+			return true
+		}
+		k := wkey{table: t.quoted, index: u.name, value: key}
+		for _, ws := range sets {
+			if ws == nil || ws.touches(k) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// lightOverlap reports whether few of ws's keys (a quarter at most) overlap jobs in flight: a
+// batch split at its commit then runs mostly beside them (see planConfig.late).
+func (a *Applier) lightOverlap(ws *writeset) bool {
+	sets := a.inFlightSets()
+	n := 0
+	for _, k := range ws.keys {
+		if k.wholeTable() || k.wholeIndex() {
+			return false
+		}
+		for _, o := range sets {
+			if o == nil || o.touches(k) {
+				n++
+				break
+			}
+		}
+	}
+	return 4*n <= len(ws.keys)
 }
 
 // overlapping returns the latest job in flight whose writeset overlaps ws, or nil.
@@ -346,10 +413,13 @@ func (a *Applier) dispatch(ctx context.Context, s *step) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	j := &job{check: s.check, stmts: s.stmts, end: s.end, ws: s.ws, gtid: a.plan.gtid,
+	j := &job{check: s.check, stmts: s.stmts, late: s.late, end: s.end, ws: s.ws, gtid: a.plan.gtid,
 		done: make(chan struct{}), abort: make(chan struct{}, 1)}
 	if j.check != nil {
 		a.plan.detach(j.check)
+	}
+	if j.late != nil {
+		a.plan.detach(j.late)
 	}
 	a.plan.detach(j.stmts)
 	p.mu.Lock()

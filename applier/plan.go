@@ -39,6 +39,11 @@ type planConfig struct {
 	// fkOff, when set, names the tables whose rows go in with foreign_key_checks off whatever
 	// the source's rows events say (Config.ForeignKeyChecksOff).
 	fkOff func(table string) bool
+	// late, when set, is asked at each commit of a batch whose rows all folded which of its keys
+	// batches still in flight may touch (nil: none is in flight): their statements go into the
+	// step's late part, which the executor sends once those batches committed, so that the rest
+	// runs beside them.
+	late func() func(t *table, key string) bool
 }
 
 // planner turns events into steps: see the comment at the top of this file. The zero value is
@@ -205,6 +210,11 @@ func (p *planner) event(e *event.Event, t *table) error {
 			return p.commitAndStop()
 		}
 	}
+	if p.cfg.parallel && !p.inTxn && p.txOpen && p.xid == "" && p.fold.full() {
+		// Committed here rather than flushed while open: a batch whose rows all folded can
+		// be split (see flushSplit).
+		return p.commit()
+	}
 	if len(p.cur.buf) >= p.cfg.maxBatch {
 		switch {
 		case !p.cfg.parallel || p.xid != "":
@@ -234,18 +244,19 @@ func (p *planner) EndFetch() ([]step, error) {
 	if p.stopped {
 		return nil, nil
 	}
-	if err := p.flushPending(); err != nil {
-		return p.steps, err
+	if !p.inTxn {
+		return p.steps, p.commit()
 	}
-	if p.inTxn {
-		// Workers run a batch whole at its commit: one source transaction continuing in the next
-		// fetch is held, unless it is already large enough to run alone on the main session.
-		if !p.cfg.parallel || p.largeTxn() {
-			p.send()
+	// Workers run a batch whole at its commit: one source transaction continuing in the next
+	// fetch is held, its rows left in the fold, unless it is already large enough to run alone
+	// on the main session.
+	if !p.cfg.parallel || p.largeTxn() {
+		if err := p.flushPending(); err != nil {
+			return p.steps, err
 		}
-		return p.steps, nil
+		p.send()
 	}
-	return p.steps, p.commit()
+	return p.steps, nil
 }
 
 // Cut plans the commit of the open target transaction at a transaction boundary, before the
@@ -257,6 +268,12 @@ func (p *planner) Cut() ([]step, error) {
 		return nil, nil
 	}
 	return p.steps, p.commit()
+}
+
+// Splittable reports whether the open target transaction's rows all folded, so that its commit
+// can be split (see flushSplit).
+func (p *planner) Splittable() bool {
+	return p.cfg.late != nil && p.cur.n == 1 && p.group.t == nil && p.fold.rows > 0 && p.session() == ""
 }
 
 // Pending reports the size of the open target transaction so far: source transactions and bytes
@@ -363,13 +380,50 @@ func (p *planner) commit() error {
 	if !p.txOpen {
 		return nil
 	}
-	if err := p.flushPending(); err != nil {
+	late, err := p.flushSplit()
+	if err != nil {
 		return err
 	}
 	check := p.checked()
-	p.emit(step{kind: stepCommit, xid: p.session(), check: check, stmts: p.take(), end: p.end(), ws: p.takeWriteset()})
+	p.emit(step{kind: stepCommit, xid: p.session(), check: check, stmts: p.take(), late: late, end: p.end(), ws: p.takeWriteset()})
 	p.txOpen = false
 	return nil
+}
+
+// flushSplit is flushPending for a commit: when the batch's rows all folded (only its BEGIN is
+// planned) and planConfig.late names keys that batches in flight may touch, their statements go
+// into the returned batch instead of the pending ones. nil when nothing goes there.
+func (p *planner) flushSplit() (*batch, error) {
+	if err := p.flushGroup(); err != nil {
+		return nil, err
+	}
+	var late func(*table, string) bool
+	if p.Splittable() {
+		late = p.cfg.late()
+	}
+	if late == nil {
+		return nil, p.fold.appendTo(p.cur, p.cfg.execMode, p.gtid)
+	}
+	b := p.spareBatch()
+	if err := p.fold.appendSplit(p.cur, b, p.cfg.execMode, p.gtid, late); err != nil {
+		return nil, err
+	}
+	if b.n == 0 {
+		return nil, nil // recycled with the call's other batches
+	}
+	return b, nil
+}
+
+// spareBatch returns an empty batch handed out in the steps of this call.
+func (p *planner) spareBatch() *batch {
+	var b *batch
+	if n := len(p.spare); n > 0 {
+		b, p.spare = p.spare[n-1], p.spare[:n-1]
+	} else {
+		b = new(batch)
+	}
+	p.used = append(p.used, b)
+	return b
 }
 
 // savePos plans a transaction of its own that records p.pos.

@@ -44,7 +44,9 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 		if err := p.fold.add(t, e.Kind, e.Rows, e.Bytes(), p.gtid); err != nil {
 			return err
 		}
-		if p.fold.full() {
+		// With workers, a fold that filled is committed at the transaction's end (see event),
+		// unless the transaction alone makes it twice as large.
+		if p.fold.full() && (!p.cfg.parallel || p.fold.overfull()) {
 			return p.fold.appendTo(p.cur, p.cfg.execMode, p.gtid)
 		}
 		return nil

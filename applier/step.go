@@ -66,6 +66,10 @@ type step struct {
 	// of their own before the one that commits them (see checkBeforeCommit).
 	check *batch
 	stmts *batch
+	// late, when set, holds statements of a commit that the executor sends after the batches
+	// they overlap committed, after check and stmts and before the position (see
+	// planConfig.late).
+	late *batch
 	// slot is the index in stmts before which the executor's record write goes (xa prepare, xa
 	// one phase, xa end, ddl).
 	slot int

@@ -33,7 +33,7 @@ func (a *Applier) work(ctx context.Context, w *worker) error {
 
 // runJob runs j on w until it committed, again after a retryable failure.
 func (a *Applier) runJob(ctx context.Context, w *worker, j *job) error {
-	if j.dep != nil {
+	if j.dep != nil && j.late == nil {
 		if err := waitFor(ctx, j.dep.done); err != nil {
 			return err
 		}
@@ -112,29 +112,35 @@ func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
 			return err
 		}
 	}
+	// body is what goes with the position and COMMIT when the job's turn has come: its
+	// statements, or, with a late part, that part, sent once the job it depends on committed.
+	body := j.stmts
+	if j.late != nil {
+		if err := a.sendAll(ctx, w.s, j.stmts); err != nil {
+			return err
+		}
+		if err := a.holdFor(ctx, j, j.dep); err != nil {
+			return err
+		}
+		j.state.Store(jobRunning)
+		body = j.late
+	}
 	if (j.prev == nil || closed(j.prev.done)) && a.cfg.BeforeCommit == nil {
 		j.state.Store(jobCommitting)
-		n := j.stmts.n
-		j.stmts.add("", a.positionSQL(j.end, a.cfg.Now()))
-		j.stmts.add("", "COMMIT")
-		err := a.sendAll(ctx, w.s, j.stmts)
-		j.stmts.truncate(n)
+		n := body.n
+		body.add("", a.positionSQL(j.end, a.cfg.Now()))
+		body.add("", "COMMIT")
+		err := a.sendAll(ctx, w.s, body)
+		body.truncate(n)
 		if err != nil {
 			return err
 		}
 	} else {
-		if err := a.sendAll(ctx, w.s, j.stmts); err != nil {
+		if err := a.sendAll(ctx, w.s, body); err != nil {
 			return err
 		}
-		j.state.Store(jobHolding)
-		if j.prev != nil {
-			select {
-			case <-j.prev.done:
-			case <-j.abort:
-				return errAborted
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		if err := a.holdFor(ctx, j, j.prev); err != nil {
+			return err
 		}
 		j.state.Store(jobCommitting)
 		w.tail.reset()
@@ -156,6 +162,23 @@ func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
 	w.txnSince.Store(0)
 	a.committedJob(j)
 	return nil
+}
+
+// holdFor waits, its statements sent so far holding their locks, until dep (nil: none) committed,
+// or the lock watcher rolls j back (errAborted).
+func (a *Applier) holdFor(ctx context.Context, j, dep *job) error {
+	if dep == nil {
+		return nil
+	}
+	j.state.Store(jobHolding)
+	select {
+	case <-dep.done:
+		return nil
+	case <-j.abort:
+		return errAborted
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // rollback ends w's open transaction.
@@ -182,6 +205,9 @@ func (a *Applier) committedJob(j *job) {
 	if j.check != nil {
 		p.done = append(p.done, j.check)
 	}
+	if j.late != nil {
+		p.done = append(p.done, j.late)
+	}
 	p.done = append(p.done, j.stmts)
 	// Lag counts from the oldest transaction not committed: the next job's first, else the
 	// first one planned and not dispatched.
@@ -203,6 +229,6 @@ func (a *Applier) committedJob(j *job) {
 	p.committed.Add(1)
 	// Later jobs keep j for its done channel only: drop what j holds, or every job ever
 	// dispatched would stay reachable through the chain of prev pointers.
-	j.prev, j.dep, j.ws, j.check, j.stmts = nil, nil, nil, nil, nil
+	j.prev, j.dep, j.ws, j.check, j.stmts, j.late = nil, nil, nil, nil, nil, nil
 	close(j.done)
 }

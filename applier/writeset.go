@@ -158,6 +158,17 @@ func (w *writeset) overlaps(o *writeset) bool {
 	return false
 }
 
+// touches reports whether w overlaps the one key value k, through w's index.
+func (w *writeset) touches(k wkey) bool {
+	if w.barrier {
+		return true
+	}
+	_, key := w.seen[k]
+	_, table := w.seen[wkey{table: k.table}]
+	_, index := w.seen[wkey{table: k.table, index: k.index}]
+	return key || table || index
+}
+
 // overlapsIndexed is overlaps through o's and w's index of their keys: O(len of the smaller)
 // map lookups, plus a scan of the larger for each whole-key entry of the smaller.
 func (w *writeset) overlapsIndexed(o *writeset) bool {
