@@ -151,6 +151,12 @@ func (a *Applier) commit(ctx context.Context, s *step) error {
 			return err
 		}
 		body = s.late
+		if a.checksFirst(s.late) {
+			if err := a.flush(ctx, conn, s.late); err != nil {
+				return err
+			}
+			body = s.stmts // emptied by its flush
+		}
 	}
 	body.add("", a.positionSQL(s.end, now))
 	if a.cfg.BeforeCommit != nil {
@@ -170,6 +176,13 @@ func (a *Applier) commit(ctx context.Context, s *step) error {
 	a.txnSince.Store(0)
 	a.committedBatch(s.end)
 	return nil
+}
+
+// checksFirst reports whether b's statements must come back before the COMMIT is sent: in
+// strict mode a mismatch they find must fail the batch while it can still be rolled back (see
+// planner.checked).
+func (a *Applier) checksFirst(b *batch) bool {
+	return a.cfg.ExecMode == ExecModeStrict && len(b.checks) > 0
 }
 
 // committedBatch does the bookkeeping of a committed target transaction that saved s.

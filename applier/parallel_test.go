@@ -276,7 +276,7 @@ func (c *recordingConn) Begin() (driver.Tx, error) {
 func (c *recordingConn) ExecContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.trips = append(c.trips, q)
+	c.trips = append(c.trips, strings.Clone(q)) // q is the batch's buffer, written again once this returns
 	return driver.RowsAffected(0), nil
 }
 

@@ -1,8 +1,12 @@
 package applier
 
 import (
+	"context"
+	"database/sql"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vplayer/vplayer/event"
 )
@@ -149,5 +153,72 @@ func TestPlanner_splitsWhatJobsInFlightTouch(t *testing.T) {
 	c = commitOf(plan("0-1-3", rowsOf("f", upd(vals(int32(2), int32(2)), vals(int32(2), int32(3))))))
 	if c.late != nil {
 		t.Errorf("a batch with nothing in flight was split: late %q", text(c.late))
+	}
+}
+
+// TestSplit_lateChecksBeforeCommit: in strict mode a split batch's late part, which holds checked
+// statements (a counted upsert, a delete by key), comes back in a round trip of its own before
+// the one that carries the position and COMMIT, on a worker and on the main session alike: a
+// mismatch it finds must fail the batch while it can still be rolled back. In idempotent mode,
+// which only counts, it goes with the COMMIT.
+func TestSplit_lateChecksBeforeCommit(t *testing.T) {
+	tbl := foldTestTable()
+	split := func() (now, late *batch) {
+		var f fold
+		if err := f.add(tbl, event.Update, []event.Row{upd(row(1, "a"), row(1, "b")), upd(row(2, "a"), row(2, "b"))}, 1, "0-1-1"); err != nil {
+			t.Fatal(err)
+		}
+		now, late = new(batch), new(batch)
+		now.add("", "BEGIN")
+		if err := f.appendSplit(now, late, ExecModeStrict, "0-1-1", func(_ *table, key string) bool { return key == "2" }); err != nil {
+			t.Fatal(err)
+		}
+		return now, late
+	}
+	for _, mode := range []string{ExecModeStrict, ExecModeIdempotent} {
+		for _, where := range []string{"worker", "main session"} {
+			t.Run(mode+"/"+where, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+				defer cancel()
+				rec := &recordingConn{}
+				conn, err := sql.OpenDB(rec).Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				a := New(Config{Workers: 2, Record: stubRecord{}, ExecMode: mode})
+				a.maxPacket = 1 << 20
+				s := &session{conn: conn, tr: &tracker{}}
+				now, late := split()
+				end := saved{pos: "MariaDB/0-1-1", commits: 1, rows: 2}
+				if where == "worker" {
+					w := &worker{n: 1, s: s}
+					s.w = w
+					j := &job{stmts: now, late: late, end: end, done: make(chan struct{}), abort: make(chan struct{}, 1)}
+					if err := a.tryJob(ctx, w, j); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					a.main = s
+					if err := a.commit(ctx, &step{kind: stepCommit, stmts: now, late: late, end: end}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				rec.mu.Lock()
+				trips := slices.Clone(rec.trips)
+				rec.mu.Unlock()
+				last := trips[len(trips)-1]
+				if !strings.HasSuffix(last, "COMMIT") {
+					t.Fatalf("last round trip %q does not commit; round trips:\n%s", last, strings.Join(trips, "\n"))
+				}
+				withCommit := strings.Contains(last, "IN (2)")
+				if want := mode == ExecModeIdempotent; withCommit != want {
+					t.Errorf("late part's checked statements in the COMMIT's round trip: %v, want %v; round trips:\n%s", withCommit, want, strings.Join(trips, "\n"))
+				}
+				if all := strings.Join(trips, "\n"); strings.Count(all, "IN (2)") != 1 || strings.Count(all, "IN (1)") != 1 || !strings.HasPrefix(all, "BEGIN") {
+					t.Errorf("round trips do not send BEGIN first and each key's statements once:\n%s", all)
+				}
+			})
+		}
 	}
 }

@@ -124,6 +124,13 @@ func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
 		}
 		j.state.Store(jobRunning)
 		body = j.late
+		if a.checksFirst(j.late) {
+			if err := a.sendAll(ctx, w.s, j.late); err != nil {
+				return err
+			}
+			w.tail.reset()
+			body = &w.tail
+		}
 	}
 	if (j.prev == nil || closed(j.prev.done)) && a.cfg.BeforeCommit == nil {
 		j.state.Store(jobCommitting)
