@@ -351,14 +351,18 @@ func (a *Applier) lateKeys() func(*table, string) bool {
 		if !u.exact {
 			return true
 		}
-		k := wkey{table: t.quoted, index: u.name, value: key}
-		for _, ws := range sets {
-			if ws == nil || ws.touches(k) {
-				return true
-			}
-		}
-		return false
+		return touchesAny(sets, wkey{table: t.quoted, index: u.name, value: key})
 	}
+}
+
+// touchesAny reports whether one of sets (a nil one overlapping everything) touches k.
+func touchesAny(sets []*writeset, k wkey) bool {
+	for _, ws := range sets {
+		if ws == nil || ws.touches(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // lightOverlap reports whether few of ws's keys (a quarter at most) overlap jobs in flight: a
@@ -370,11 +374,8 @@ func (a *Applier) lightOverlap(ws *writeset) bool {
 		if k.wholeTable() || k.wholeIndex() {
 			return false
 		}
-		for _, o := range sets {
-			if o == nil || o.touches(k) {
-				n++
-				break
-			}
+		if touchesAny(sets, k) {
+			n++
 		}
 	}
 	return 4*n <= len(ws.keys)

@@ -108,12 +108,18 @@ func (p *planner) recycle() {
 func (p *planner) take() *batch {
 	b := p.cur
 	p.used = append(p.used, b)
-	if n := len(p.spare); n > 0 {
-		p.cur, p.spare = p.spare[n-1], p.spare[:n-1]
-	} else {
-		p.cur = new(batch)
-	}
+	p.cur = p.fresh()
 	return b
+}
+
+// fresh returns an empty batch: a spare one, or a new one.
+func (p *planner) fresh() *batch {
+	if n := len(p.spare); n > 0 {
+		b := p.spare[n-1]
+		p.spare = p.spare[:n-1]
+		return b
+	}
+	return new(batch)
 }
 
 // session is the XA transaction whose session the statements planned now run on.
@@ -416,12 +422,7 @@ func (p *planner) flushSplit() (*batch, error) {
 
 // spareBatch returns an empty batch handed out in the steps of this call.
 func (p *planner) spareBatch() *batch {
-	var b *batch
-	if n := len(p.spare); n > 0 {
-		b, p.spare = p.spare[n-1], p.spare[:n-1]
-	} else {
-		b = new(batch)
-	}
+	b := p.fresh()
 	p.used = append(p.used, b)
 	return b
 }

@@ -188,13 +188,7 @@ func (w *writeset) overlapsIndexed(o *writeset) bool {
 			}
 			continue
 		}
-		if _, ok := big.seen[k]; ok {
-			return true
-		}
-		if _, ok := big.seen[wkey{table: k.table}]; ok {
-			return true
-		}
-		if _, ok := big.seen[wkey{table: k.table, index: k.index}]; ok {
+		if big.touches(k) {
 			return true
 		}
 	}
