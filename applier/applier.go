@@ -332,13 +332,20 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 			}
 		}
 		fctx, cancel := context.WithTimeout(ctx, a.cfg.IdleWait)
-		items, ferr := relay.Fetch(fctx)
+		wctx, woken := a.par.wakeWhenCommitted(fctx)
+		items, ferr := relay.Fetch(wctx)
+		woken()
 		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if ferr != nil && !errors.Is(ferr, context.DeadlineExceeded) {
+		if ferr != nil && !errors.Is(ferr, context.DeadlineExceeded) && !errors.Is(context.Cause(wctx), errWoken) {
 			return fmt.Errorf("fetch from relay log: %w", ferr)
+		}
+		if len(items) == 0 && a.par.held {
+			if err := a.endHeld(ctx); err != nil {
+				return err
+			}
 		}
 		if len(items) > 0 {
 			a.received(items, a.cfg.Now())
@@ -403,6 +410,11 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 			}
 		}
 	}
+	if a.holdOpen() {
+		a.par.held = true
+		return nil
+	}
+	a.par.held = false
 	steps, err := a.plan.EndFetch()
 	if rerr := a.run(ctx, steps); rerr != nil {
 		return rerr

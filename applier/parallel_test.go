@@ -124,65 +124,11 @@ func TestWork_longestStatementAndWorker(t *testing.T) {
 func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	hot := wsTable("hot", []column{intCol("id", true), intCol("v", true)}, pk("id"))
-	bt := &event.Table{Schema: "s", Name: "hot", ColumnCount: 2}
-	a := New(Config{Workers: 4, Record: stubRecord{}})
-	a.tables.checked[bt] = hot
-	a.maxPacket = 1 << 20
-	main := &recordingConn{}
-	conn, err := sql.OpenDB(main).Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	a.main = &session{conn: conn, tr: &tracker{}}
-	a.plan = newPlanner(planConfig{onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, maxBatch: parallelMaxBatch,
-		writesets: true, parallel: true}, "MariaDB/0-1-0")
-	p := &a.par
-	p.reset(4)
-	p.free = make(chan *worker, 4)
-	var ws []*worker
-	for i := range 3 {
-		w := &worker{n: i + 1, jobs: make(chan *job, 1)}
-		ws = append(ws, w)
-		p.free <- w
-	}
-	taken := func() []*job {
-		var out []*job
-		for _, w := range ws {
-			select {
-			case j := <-w.jobs:
-				out = append(out, j)
-				p.free <- w
-			default:
-			}
-		}
-		return out
-	}
-	commit := func(j *job) { // what a worker's commit does to the dispatcher's view
-		p.mu.Lock()
-		p.inflight = slices.DeleteFunc(p.inflight, func(x *job) bool { return x == j })
-		p.mu.Unlock()
-		p.committed.Add(1)
-		close(j.done)
-	}
-	seq := 0
-	txn := func(id int32) []*event.Event {
-		seq++
-		return []*event.Event{
-			{Type: event.Begin, GTID: fmt.Sprintf("0-1-%d", seq)},
-			{Type: event.Rows, Table: bt, Kind: event.Update, Rows: []event.Row{upd(vals(id, int32(seq-1)), vals(id, int32(seq)))}},
-			{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", seq)},
-		}
-	}
+	f := newDispatcherFixture(t, ctx)
+	a, p, hot, main, taken, commit, txn := f.a, &f.a.par, f.hot, f.main, f.taken, f.commit, f.txn
 
 	// A job in flight on a fourth worker holds the ten hot rows.
-	var held writeset
-	for id := range int32(10) {
-		held.addRows(hot, []event.Row{ins(id+1, int32(0))})
-	}
-	dep := &job{ws: &held, done: make(chan struct{})}
-	p.inflight = []*job{dep}
+	dep := f.inFlight(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 	// One fetch of 100 transactions on those rows; the job in flight commits after the 70th.
 	p.grow = false
 	for n := range 100 {
@@ -216,12 +162,12 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 
 	// The next fetches (through apply, which starts each fetch afresh) write 100 other rows
 	// each. Since a batch grew, hotFetches-1 of them go whole on the main session, as one session
-	// commits them; the one after is cut at cutTxns for a free worker, the rest committing at its
-	// end: a workload that cooled down gets its workers back.
-	fetch := func(f int) (jobs []int, inline int) {
+	// commits them; the one after is cut at cutTxns for a free worker, the rest held at its end
+	// (see holdOpen) until that job committed: a workload that cooled down gets its workers back.
+	fetch := func(k int) (jobs []int, inline int) {
 		var items []*event.Event
 		for n := range 100 {
-			items = append(items, txn(int32(100+f*100+n))...)
+			items = append(items, txn(int32(100+k*100+n))...)
 		}
 		before := a.stats.Transactions.Load()
 		if err := a.apply(ctx, items); err != nil {
@@ -231,11 +177,20 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 			jobs = append(jobs, j.end.commits)
 			commit(j)
 		}
+		if p.held {
+			if err := a.endHeld(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range taken() {
+				jobs = append(jobs, j.end.commits)
+				commit(j)
+			}
+		}
 		return jobs, int(a.stats.Transactions.Load() - before)
 	}
-	for f := range hotFetches - 1 {
-		if jobs, inline := fetch(f); len(jobs) != 0 || inline != 100 {
-			t.Fatalf("fetch %d after the hot one became jobs of %v transactions and %d on the main session, want 100 on the main session", f+1, jobs, inline)
+	for k := range hotFetches - 1 {
+		if jobs, inline := fetch(k); len(jobs) != 0 || inline != 100 {
+			t.Fatalf("fetch %d after the hot one became jobs of %v transactions and %d on the main session, want 100 on the main session", k+1, jobs, inline)
 		}
 	}
 	if jobs, inline := fetch(hotFetches); !slices.Equal(jobs, []int{cutTxns, 100 - cutTxns}) || inline != 0 {
@@ -245,6 +200,176 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 	if got := main.commits(); len(got) != hotFetches {
 		t.Errorf("the main session committed %d times, want %d (the hot fetch and the %d after it)", len(got), hotFetches, hotFetches-1)
 	}
+}
+
+// dispatcherFixture is an applier with 4 workers and no target server, for the dispatcher's
+// decisions: the main session records its round trips (main), three workers are free, and the
+// jobs handed to them are taken by the test (taken) and committed by it (commit) as a worker
+// would. A job the test puts in p.inflight stands for a fourth worker's.
+type dispatcherFixture struct {
+	a    *Applier
+	hot  *table // `s`.`hot` (id, v), primary key id: its rows fold
+	main *recordingConn
+	ws   []*worker
+	seq  int
+}
+
+func newDispatcherFixture(t *testing.T, ctx context.Context) *dispatcherFixture {
+	t.Helper()
+	f := &dispatcherFixture{
+		hot:  wsTable("hot", []column{intCol("id", true), intCol("v", true)}, pk("id")),
+		main: &recordingConn{},
+	}
+	a := New(Config{Workers: 4, Record: stubRecord{}})
+	a.tables.checked[hotTable] = f.hot
+	a.maxPacket = 1 << 20
+	conn, err := sql.OpenDB(f.main).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	a.main = &session{conn: conn, tr: &tracker{}}
+	a.plan = newPlanner(planConfig{onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, maxBatch: parallelMaxBatch,
+		writesets: true, parallel: true}, "MariaDB/0-1-0")
+	p := &a.par
+	p.reset(4)
+	p.free = make(chan *worker, 4)
+	for i := range 3 {
+		w := &worker{n: i + 1, jobs: make(chan *job, 1)}
+		f.ws = append(f.ws, w)
+		p.free <- w
+	}
+	f.a = a
+	return f
+}
+
+// hotTable is the binlog's name of the fixture's table.
+var hotTable = &event.Table{Schema: "s", Name: "hot", ColumnCount: 2}
+
+// taken returns the jobs handed to the workers since the last call, and frees the workers.
+func (f *dispatcherFixture) taken() []*job {
+	var out []*job
+	for _, w := range f.ws {
+		select {
+		case j := <-w.jobs:
+			out = append(out, j)
+			f.a.par.free <- w
+		default:
+		}
+	}
+	return out
+}
+
+// commit does to the dispatcher's view what a worker's commit of j does.
+func (f *dispatcherFixture) commit(j *job) {
+	p := &f.a.par
+	p.mu.Lock()
+	p.inflight = slices.DeleteFunc(p.inflight, func(x *job) bool { return x == j })
+	p.mu.Unlock()
+	p.committed.Add(1)
+	close(j.done)
+}
+
+// txn returns the events of the next source transaction: one update of row id.
+func (f *dispatcherFixture) txn(id int32) []*event.Event {
+	f.seq++
+	return []*event.Event{
+		{Type: event.Begin, GTID: fmt.Sprintf("0-1-%d", f.seq)},
+		{Type: event.Rows, Table: hotTable, Kind: event.Update, Rows: []event.Row{upd(vals(id, int32(f.seq-1)), vals(id, int32(f.seq)))}},
+		{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", f.seq)},
+	}
+}
+
+// inFlight puts a job holding rows ids in flight, as a fourth worker's.
+func (f *dispatcherFixture) inFlight(ids ...int32) *job {
+	var held writeset
+	for _, id := range ids {
+		held.addRows(f.hot, []event.Row{ins(id, int32(0))})
+	}
+	j := &job{ws: &held, stmts: &batch{}, done: make(chan struct{})}
+	p := &f.a.par
+	p.mu.Lock()
+	p.inflight = append(p.inflight, j)
+	p.mu.Unlock()
+	return j
+}
+
+// TestHoldOpen_smallBatchesWaitForTheJobInFlight: with workers, the small batch a fetch ends with
+// is held open while a job is in flight, rather than queued behind it as a job of its own with a
+// commit of its own: the next fetches' transactions join it, the dispatcher's fetch is woken as
+// soon as no job is in flight, and the held batch then goes whole, as one session's next batch
+// would. A held batch that reaches cutTxns is cut for a free worker; with no job in flight a
+// fetch's batch goes at its end.
+func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	f := newDispatcherFixture(t, ctx)
+	a, p := f.a, &f.a.par
+
+	// A live source: a fetch per transaction, while a job of other rows commits.
+	dep := f.inFlight(1000, 1001)
+	for n := range 10 {
+		if err := a.apply(ctx, f.txn(int32(n+1))); err != nil {
+			t.Fatal(err)
+		}
+		if jobs := f.taken(); len(jobs) != 0 || !p.held {
+			t.Fatalf("fetch %d, a job in flight: %d jobs dispatched, held %v; want none, the batch held", n+1, len(jobs), p.held)
+		}
+	}
+	wctx, done := p.wakeWhenCommitted(ctx)
+	if wctx.Err() != nil {
+		t.Fatalf("the fetch's context ended while the job was in flight: %v", context.Cause(wctx))
+	}
+	a.committedJob(dep)
+	if !errors.Is(context.Cause(wctx), errWoken) {
+		t.Fatalf("the job in flight committed and the fetch's context says %v, want %v", context.Cause(wctx), errWoken)
+	}
+	done()
+	if err := a.endHeld(ctx); err != nil {
+		t.Fatal(err)
+	}
+	jobs := f.taken()
+	if len(jobs) != 1 || jobs[0].end.commits != 10 || p.held {
+		t.Fatalf("once the job in flight committed: %d jobs (%v), held %v; want one job of the 10 transactions", len(jobs), commitsOf(jobs), p.held)
+	}
+	f.commit(jobs[0])
+
+	// Nothing in flight: the fetch's batch goes at its end, and the fetch waits for no commit.
+	if err := a.apply(ctx, f.txn(11)); err != nil {
+		t.Fatal(err)
+	}
+	jobs = f.taken()
+	if len(jobs) != 1 || jobs[0].end.commits != 1 || p.held {
+		t.Fatalf("a fetch with no job in flight: %d jobs (%v), held %v; want one job of its transaction", len(jobs), commitsOf(jobs), p.held)
+	}
+	if wctx, done := p.wakeWhenCommitted(ctx); wctx != ctx {
+		t.Fatal("with no batch held, the fetch's context is not the loop's")
+	} else {
+		done()
+	}
+
+	// A held batch that grows to cutTxns goes to a free worker, beside the job in flight.
+	dep = jobs[0]
+	for n := range cutTxns {
+		if err := a.apply(ctx, f.txn(int32(100+n))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if jobs := f.taken(); len(jobs) != 1 || jobs[0].end.commits != cutTxns || p.held {
+		t.Fatalf("a held batch of %d transactions: jobs %v, held %v; want one job of %d", cutTxns, commitsOf(jobs), p.held, cutTxns)
+	}
+	if len(f.main.trips) != 0 {
+		t.Errorf("the main session ran %d round trips, want none", len(f.main.trips))
+	}
+	f.commit(dep)
+}
+
+func commitsOf(jobs []*job) []int {
+	out := make([]int, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.end.commits
+	}
+	return out
 }
 
 // stubRecord writes the record with statements that change nothing.

@@ -232,6 +232,10 @@ func (a *Applier) committedJob(j *job) {
 	a.stats.Rows.Add(int64(j.end.rows))
 	a.progressed()
 	a.oldestPending.Store(next)
+	if len(p.inflight) == 0 && p.wake != nil {
+		p.wake(errWoken) // the dispatcher holds a batch for this moment (see holdOpen)
+		p.wake = nil
+	}
 	p.mu.Unlock()
 	p.committed.Add(1)
 	// Later jobs keep j for its done channel only: drop what j holds, or every job ever
