@@ -69,11 +69,18 @@ var comparedLine = regexp.MustCompile(`(?m)^(\w+): (\d+) rows compared: equal$`)
 // TestDiff_equalWhileReplicating: while a workload writes to the source and a vplayer process
 // replicates it, `vplayer diff` pauses the process at the source snapshot's position, compares,
 // reports every table equal with exit 0, and lets the process go on: it keeps replicating and
-// ends with target == source.
+// ends with target == source. With 4 workers the pause first commits the jobs in flight and the
+// batch the dispatcher holds open for them (applier.Applier.Settle).
 func TestDiff_equalWhileReplicating(t *testing.T) {
+	for _, workers := range []string{"1", "4"} {
+		t.Run("workers="+workers, func(t *testing.T) { testDiffEqualWhileReplicating(t, workers) })
+	}
+}
+
+func testDiffEqualWhileReplicating(t *testing.T, workers string) {
 	e := newEnv(t)
 	e.createWorkload()
-	p := e.startVplayer()
+	p := e.startVplayer("--apply-workers", workers)
 	e.waitRunning(30 * time.Second)
 
 	ctx, cancel := context.WithCancel(e.ctx())
