@@ -166,6 +166,9 @@ func (c *cluster) lagPhase(ctx context.Context, a liveApplier, load lagLoad, see
 	sampled := make(chan error, 1)
 	go func() { sampled <- smp.run(sctx, a.db) }()
 
+	// What the target did per source transaction while the source wrote: with an applier that
+	// commits several source transactions at once, Com_commit says how many per commit.
+	before, werr := readWork(ctx, a.db)
 	wctx, stopStamps := context.WithCancel(ctx)
 	stamped := make(chan stampResult, 1)
 	go func() { stamped <- writeStamps(wctx, c.src) }()
@@ -182,6 +185,11 @@ func (c *cluster) lagPhase(ctx context.Context, a liveApplier, load lagLoad, see
 	stopSampler()
 	if serr := <-sampled; err == nil {
 		err = serr
+	}
+	if err == nil && werr == nil {
+		if after, werr := readWork(ctx, a.db); werr == nil {
+			c.say("    %s: target per transaction: %s", a.name, after.perTxn(before, st.Transactions+int64(len(sr.stamps))))
+		}
 	}
 	rss, stopErr := a.stop()
 	if err == nil {
