@@ -145,6 +145,9 @@ type timing struct {
 	// work is what the target server did per source transaction (its status counters); empty
 	// when not read.
 	work string
+	// retries is vplayer's count of batches run again (see Applier.ApplyRetries); nil when not
+	// read.
+	retries *int64
 }
 
 // timeVplayer runs t's vplayer until it has caught up with want. With a CPU profile, the build
@@ -175,6 +178,11 @@ func (c *cluster) timeVplayer(ctx context.Context, t vtarget, mode, want string,
 	}
 	if t, err := cpuTime(p.cmd.Process.Pid); err == nil {
 		tm.applierCPU = round(t.Seconds(), 2)
+	}
+	if n, err := p.applyRetries(ctx); err == nil {
+		tm.retries = &n
+	} else {
+		c.say("      (vplayer's retries not read: %v)", err)
 	}
 	rss, rerr := p.peakRSS()
 	if err := p.stop(); err != nil {

@@ -75,6 +75,10 @@ type Applier struct {
 	RowsPerSec         float64 `json:"rows_per_sec,omitempty"`
 	// PeakRSSBytes is vplayer's VmHWM; 0 when not measured.
 	PeakRSSBytes int64 `json:"peak_rss_bytes,omitempty"`
+	// ApplyRetries is vplayer's vplayer_apply_retries_total at the end of its catch-up: batches a
+	// worker rolled back and ran again, each after a lock wait of up to the lock watcher's delay;
+	// absent when not read (a native replica, a build that does not export it).
+	ApplyRetries *int64 `json:"apply_retries,omitempty"`
 	// CPU seconds used during the catch-up by the vplayer process (absent for a native replica:
 	// it runs inside the target server), by the target server and by the source server.
 	CPUApplierSeconds float64 `json:"cpu_applier_seconds,omitempty"`
@@ -130,6 +134,7 @@ func figures(a Applier, tm timing, st genStats) Applier {
 	s := tm.took.Seconds()
 	a.Seconds = round(s, 3)
 	a.CPUApplierSeconds, a.CPUTargetSeconds, a.CPUSourceSeconds = tm.applierCPU, tm.targetCPU, tm.sourceCPU
+	a.ApplyRetries = tm.retries
 	a.TransactionsPerSec = round(float64(st.Transactions)/s, 0)
 	a.RowsPerSec = round(float64(st.Rows)/s, 0)
 	return a
@@ -207,7 +212,11 @@ func (a Applier) line() string {
 		return fmt.Sprintf("%s: lag p50 %.0f ms, p99 %.0f ms, max %.0f ms over %d stamps (source at %.0f txn/s, its stamp commits p99 %.0f ms)",
 			a.Name, a.LagP50Ms, a.LagP99Ms, a.LagMaxMs, a.Stamps, a.SourceRate, a.SourceCommitP99Ms)
 	}
-	return fmt.Sprintf("%s: %.2fs, %.0f txn/s, %.0f rows/s; CPU %s", a.Name, a.Seconds, a.TransactionsPerSec, a.RowsPerSec, a.cpu())
+	line := fmt.Sprintf("%s: %.2fs, %.0f txn/s, %.0f rows/s; CPU %s", a.Name, a.Seconds, a.TransactionsPerSec, a.RowsPerSec, a.cpu())
+	if a.ApplyRetries != nil && (*a.ApplyRetries > 0 || a.ApplyWorkers > 1) {
+		line += fmt.Sprintf("; %d batches retried", *a.ApplyRetries)
+	}
+	return line
 }
 
 // cpu is "applier/target/source" CPU seconds, "-" for an applier that is not a process of its

@@ -30,6 +30,20 @@ func TestParseVmHWM(t *testing.T) {
 	}
 }
 
+func TestMetricValue(t *testing.T) {
+	exposition := "# HELP vplayer_apply_retries_total Batches ...\n# TYPE vplayer_apply_retries_total counter\n" +
+		"vplayer_apply_retries_total_other 9\nvplayer_apply_retries_total{workflow=\"bench\"} 17\nvplayer_rows_total 2.5e+06\n"
+	if got, err := metricValue(exposition, "vplayer_apply_retries_total"); err != nil || got != 17 {
+		t.Errorf("metricValue(retries) = %d, %v; want 17", got, err)
+	}
+	if got, err := metricValue(exposition, "vplayer_rows_total"); err != nil || got != 2500000 {
+		t.Errorf("metricValue(rows, in exponent form) = %d, %v; want 2500000", got, err)
+	}
+	if _, err := metricValue(exposition, "vplayer_missing"); err == nil {
+		t.Error("metricValue of a metric not exposed: no error")
+	}
+}
+
 func TestOptions_Validate(t *testing.T) {
 	ok := Options{Vplayer: []string{"/bin/vplayer"}}
 	tests := []struct {

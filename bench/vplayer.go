@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/metrics"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -26,11 +30,12 @@ const stopGrace = 10 * time.Second
 
 // vplayerProc is a running `vplayer run` process.
 type vplayerProc struct {
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
-	waitErr error
-	started time.Time
+	cmd         *exec.Cmd
+	logPath     string
+	metricsAddr string // its --metrics-addr
+	exited      chan struct{}
+	waitErr     error
+	started     time.Time
 }
 
 // startVplayer runs t's vplayer binary on the bench workflow on t's target, its output to a log
@@ -51,6 +56,14 @@ func (c *cluster) startVplayer(ctx context.Context, t vtarget, startPos string) 
 	if t.workers > 0 {
 		args = append(args, "--apply-workers", strconv.Itoa(t.workers))
 	}
+	// Its metrics, for the retries of its workers: on a port free a moment ago.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("find a free port for vplayer's metrics: %w", err)
+	}
+	metricsAddr := l.Addr().String()
+	l.Close()
+	args = append(args, "--metrics-addr", metricsAddr)
 	logf, err := os.CreateTemp(c.tmp, "vplayer-*.log")
 	if err != nil {
 		return nil, err
@@ -60,7 +73,7 @@ func (c *cluster) startVplayer(ctx context.Context, t vtarget, startPos string) 
 	cmd.Env = append(os.Environ(), c.o.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	p := &vplayerProc{cmd: cmd, logPath: logf.Name(), exited: make(chan struct{}), started: time.Now()}
+	p := &vplayerProc{cmd: cmd, logPath: logf.Name(), metricsAddr: metricsAddr, exited: make(chan struct{}), started: time.Now()}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start vplayer: %w", err)
 	}
@@ -161,6 +174,44 @@ func (p *vplayerProc) stop() error {
 		return fmt.Errorf("vplayer exited with %v after SIGTERM; its log ends:\n%s", p.waitErr, tailFile(p.logPath, 20))
 	}
 	return nil
+}
+
+// applyRetries reads vplayer_apply_retries_total from the process's /metrics.
+func (p *vplayerProc) applyRetries(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.metricsAddr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	return metricValue(string(body), metrics.NameApplyRetries)
+}
+
+// metricValue returns the value of a metric of one series (vplayer's carry the workflow's label)
+// in a Prometheus text exposition.
+func metricValue(exposition, name string) (int64, error) {
+	for line := range strings.Lines(exposition) {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (!strings.HasPrefix(rest, " ") && !strings.HasPrefix(rest, "{")) {
+			continue
+		}
+		f := strings.Fields(rest)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		return int64(v), nil
+	}
+	return 0, fmt.Errorf("no %s in /metrics", name)
 }
 
 // tailFile returns the last n lines of a file, or why it cannot.
