@@ -339,7 +339,7 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if ferr != nil && !errors.Is(ferr, context.DeadlineExceeded) && !errors.Is(context.Cause(wctx), errWoken) {
+		if fetchFailed(ferr, wctx) {
 			return fmt.Errorf("fetch from relay log: %w", ferr)
 		}
 		if len(items) == 0 && a.par.held {
@@ -411,7 +411,9 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 		}
 	}
 	if a.holdOpen() {
-		a.par.held = true
+		if !a.par.held {
+			a.par.held, a.par.heldSince = true, a.cfg.Now()
+		}
 		return nil
 	}
 	a.par.held = false
@@ -420,6 +422,19 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 		return rerr
 	}
 	return err
+}
+
+// fetchFailed reports whether ferr, from a fetch under wctx, is an error rather than the end of
+// an idle wait or a wake for a held batch (see wakeWhenCommitted). Anything else a woken fetch
+// returns (an error of Settle, say) is still one.
+func fetchFailed(ferr error, wctx context.Context) bool {
+	switch {
+	case ferr == nil, errors.Is(ferr, context.DeadlineExceeded):
+		return false
+	case errors.Is(ferr, context.Canceled) && errors.Is(context.Cause(wctx), errWoken):
+		return false
+	}
+	return true
 }
 
 // run runs the steps the planner planned, in order: on the main session, or, with several

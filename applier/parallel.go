@@ -134,10 +134,12 @@ type parallel struct {
 	// one fetch in hotFetches tries cutting again, so that a workload that cools down gets its
 	// workers back.
 	hot int
-	// held is set when the batch planned so far stays open past its fetch's end (see holdOpen);
-	// loopCtx is the dispatcher loop's context, under which Settle dispatches a held batch.
-	held    bool
-	loopCtx context.Context
+	// held is set when the batch planned so far stays open past its fetch's end (see holdOpen),
+	// since heldSince; loopCtx is the dispatcher loop's context, under which Settle dispatches a
+	// held batch.
+	held      bool
+	heldSince time.Time
+	loopCtx   context.Context
 	// wake, under mu, ends the dispatcher's fetch once no job is in flight; nil when it waits
 	// for none (see wakeWhenCommitted).
 	wake context.CancelCauseFunc
@@ -479,10 +481,15 @@ func (a *Applier) Settle(ctx context.Context) error {
 // where one session takes everything that arrived during its commit in one. Held, the batch
 // takes the next fetches' transactions too, and goes once the jobs in flight committed (the
 // dispatcher's fetch is woken for it, see wakeWhenCommitted) or it is large enough for a free
-// worker (maybeCut), as the serial applier's next batch would.
+// worker (maybeCut), as the serial applier's next batch would. A batch is held for IdleWait at
+// most: while it is, the dispatcher does no idle work (the heartbeat's write among it), and a job
+// in flight may wait that long on a lock.
 func (a *Applier) holdOpen() bool {
 	p := &a.par
 	if !p.on() || p.hot > 0 || p.inlineTx || a.plan.stopped || a.plan.inTxn || !a.plan.txOpen || a.plan.session() != "" {
+		return false
+	}
+	if p.held && a.cfg.Now().Sub(p.heldSince) >= a.cfg.IdleWait {
 		return false
 	}
 	if commits, bytes := a.plan.Pending(); commits >= cutTxns || bytes >= cutBytes {
@@ -493,7 +500,11 @@ func (a *Applier) holdOpen() bool {
 
 // endHeld dispatches the batch held open at the last fetch's end.
 func (a *Applier) endHeld(ctx context.Context) error {
-	a.par.held = false
+	p := &a.par
+	p.held = false
+	p.mu.Lock()
+	p.wake = nil // nothing waits for the jobs in flight now
+	p.mu.Unlock()
 	steps, err := a.plan.EndFetch()
 	if rerr := a.run(ctx, steps); rerr != nil {
 		return rerr

@@ -358,10 +358,67 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 	if jobs := f.taken(); len(jobs) != 1 || jobs[0].end.commits != cutTxns || p.held {
 		t.Fatalf("a held batch of %d transactions: jobs %v, held %v; want one job of %d", cutTxns, commitsOf(jobs), p.held, cutTxns)
 	}
+	f.commit(dep)
+
+	// A batch is held for IdleWait at most, even while a job is in flight: the dispatcher does no
+	// idle work (heartbeats) while it holds one.
+	now := time.Unix(1000, 0)
+	a.cfg.Now = func() time.Time { return now }
+	dep = f.inFlight(2000)
+	if err := a.apply(ctx, f.txn(200)); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(a.cfg.IdleWait - time.Millisecond)
+	if err := a.apply(ctx, f.txn(201)); err != nil {
+		t.Fatal(err)
+	}
+	if jobs := f.taken(); len(jobs) != 0 || !p.held {
+		t.Fatalf("held for just under IdleWait: jobs %v, held %v; want it still held", commitsOf(jobs), p.held)
+	}
+	now = now.Add(time.Millisecond)
+	if err := a.apply(ctx, f.txn(202)); err != nil {
+		t.Fatal(err)
+	}
+	if jobs := f.taken(); len(jobs) != 1 || jobs[0].end.commits != 3 || p.held {
+		t.Fatalf("held for IdleWait: jobs %v, held %v; want one job of its 3 transactions", commitsOf(jobs), p.held)
+	}
 	if len(f.main.trips) != 0 {
 		t.Errorf("the main session ran %d round trips, want none", len(f.main.trips))
 	}
 	f.commit(dep)
+}
+
+// TestFetchFailed: a fetch that ends by its idle deadline or by the wake of a held batch is no
+// error; anything else is, even from a fetch that was woken (an error of Settle, run by the
+// pause gate inside the fetch).
+func TestFetchFailed(t *testing.T) {
+	p := &parallel{n: 2, held: true}
+	p.inflight = []*job{{}}
+	wctx, done := p.wakeWhenCommitted(t.Context())
+	defer done()
+	p.mu.Lock()
+	p.wake(errWoken)
+	p.mu.Unlock()
+	plain, cancel := context.WithCancel(t.Context())
+	cancel()
+	other := errors.New("unsupported value")
+	for _, tc := range []struct {
+		name string
+		ferr error
+		ctx  context.Context
+		want bool
+	}{
+		{"no error", nil, wctx, false},
+		{"idle deadline", context.DeadlineExceeded, plain, false},
+		{"woken", context.Canceled, wctx, false},
+		{"cancelled, not woken", context.Canceled, plain, true},
+		{"an error of a woken fetch", other, wctx, true},
+		{"an error", other, plain, true},
+	} {
+		if got := fetchFailed(tc.ferr, tc.ctx); got != tc.want {
+			t.Errorf("%s: fetchFailed = %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
 
 func commitsOf(jobs []*job) []int {
