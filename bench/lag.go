@@ -161,6 +161,13 @@ func (c *cluster) lagPhase(ctx context.Context, a liveApplier, load lagLoad, see
 		a.stop()
 		return res, genStats{}, err
 	}
+	// Each applier caught up what the source wrote while the ones before it were measured (a
+	// minute's worth for the third); measured at once, it would share the disk with its target's
+	// write-back of that, and the source's commits with it.
+	if err := c.quiesce(ctx); err != nil {
+		a.stop()
+		return res, genStats{}, err
+	}
 	sctx, stopSampler := context.WithCancel(ctx)
 	smp := &sampler{}
 	sampled := make(chan error, 1)
