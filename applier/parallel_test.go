@@ -388,6 +388,82 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 	f.commit(dep)
 }
 
+// scriptedRelay hands the loop the fetches the test sends, one per Fetch; each Fetch first
+// tells the test it has begun (entered), so that the test knows the fetch before it was planned.
+// With failOnWake, a fetch woken for a held batch fails with errSettle instead, as a pause gate's
+// Settle may.
+type scriptedRelay struct {
+	entered    chan struct{}
+	fetches    chan []*event.Event
+	failOnWake bool
+}
+
+var errSettle = errors.New("settle failed")
+
+func (r *scriptedRelay) Fetch(ctx context.Context) ([]*event.Event, error) {
+	select {
+	case r.entered <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case items := <-r.fetches:
+		return items, nil
+	case <-ctx.Done():
+		if r.failOnWake && errors.Is(context.Cause(ctx), errWoken) {
+			return nil, errSettle
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// TestLoop_heldBatchGoesWhenTheJobsCommit: the dispatcher loop, fed a fetch per transaction
+// while a job is in flight, holds them in one batch; the job's commit wakes its fetch, and the
+// batch goes at once, not after the idle wait (a minute here). A fetch woken that way that
+// fails for another reason ends the loop with that error.
+func TestLoop_heldBatchGoesWhenTheJobsCommit(t *testing.T) {
+	for _, failOnWake := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failOnWake=%v", failOnWake), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			f := newDispatcherFixture(t, ctx)
+			a := f.a
+			a.cfg.IdleWait = time.Minute
+			relay := &scriptedRelay{entered: make(chan struct{}), fetches: make(chan []*event.Event), failOnWake: failOnWake}
+			dep := f.inFlight(1000)
+			lctx, stop := context.WithCancel(ctx)
+			defer stop()
+			ended := make(chan error, 1)
+			go func() { ended <- a.loop(lctx, relay) }()
+			for id := range int32(3) {
+				<-relay.entered
+				relay.fetches <- f.txn(id + 1)
+			}
+			<-relay.entered // the third fetch was planned, and its batch held
+			a.committedJob(dep)
+			if failOnWake {
+				if err := <-ended; !errors.Is(err, errSettle) {
+					t.Fatalf("a woken fetch failed with %v and the loop ended with %v, want that error", errSettle, err)
+				}
+				return
+			}
+			var j *job
+			select {
+			case j = <-f.ws[0].jobs:
+			case <-ctx.Done():
+				t.Fatal("the job in flight committed and the held batch was not dispatched")
+			}
+			if j.end.commits != 3 {
+				t.Errorf("the held batch went as a job of %d transactions, want the 3 fetched", j.end.commits)
+			}
+			stop()
+			if err := <-ended; !errors.Is(err, context.Canceled) {
+				t.Errorf("loop ended with %v, want context.Canceled", err)
+			}
+		})
+	}
+}
+
 // TestFetchFailed: a fetch that ends by its idle deadline or by the wake of a held batch is no
 // error; anything else is, even from a fetch that was woken (an error of Settle, run by the
 // pause gate inside the fetch).
