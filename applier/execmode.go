@@ -195,21 +195,39 @@ func (a *Applier) verify(ctx context.Context, s *session, checks []check, first 
 			return a.countedMismatch(ctx, s, c)
 		}
 		if a.cfg.ExecMode == ExecModeIdempotent {
-			a.stats.mismatches.add(MismatchKey{Table: c.t.schema + "." + c.t.name, Kind: c.kind}, n)
-			if a.cfg.Copying {
+			m := writtenThrough{c: c, n: n}
+			if s != nil && s.w != nil {
+				// A worker's batch may yet roll back and run again: counted once it committed.
+				s.w.mismatches = append(s.w.mismatches, m)
 				continue
 			}
-			keys := c.keyLiterals()
-			if len(keys) > 5 {
-				keys = keys[:5]
-			}
-			a.cfg.Logger.Warn("row mismatch written through (--exec-mode idempotent)", "table", c.t.quoted, "kind", string(c.kind),
-				"rows", n, "key", string(c.t.keyTuple), "candidates", strings.Join(keys, ","), "gtid", c.gtid)
+			a.countMismatch(m)
 			continue
 		}
 		return a.mismatchError(ctx, s, c, n)
 	}
 	return nil
+}
+
+// writtenThrough is a mismatch idempotent mode let through: n rows of c's statement.
+type writtenThrough struct {
+	c *check
+	n int64
+}
+
+// countMismatch counts and logs m, written through.
+func (a *Applier) countMismatch(m writtenThrough) {
+	c := m.c
+	a.stats.mismatches.add(MismatchKey{Table: c.t.schema + "." + c.t.name, Kind: c.kind}, m.n)
+	if a.cfg.Copying {
+		return
+	}
+	keys := c.keyLiterals()
+	if len(keys) > 5 {
+		keys = keys[:5]
+	}
+	a.cfg.Logger.Warn("row mismatch written through (--exec-mode idempotent)", "table", c.t.quoted, "kind", string(c.kind),
+		"rows", m.n, "key", string(c.t.keyTuple), "candidates", strings.Join(keys, ","), "gtid", c.gtid)
 }
 
 // countedMismatch describes the mismatch a counted upsert found (strict mode only): the keys

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -461,6 +462,30 @@ func TestLoop_heldBatchGoesWhenTheJobsCommit(t *testing.T) {
 				t.Errorf("loop ended with %v, want context.Canceled", err)
 			}
 		})
+	}
+}
+
+// TestVerify_workerMismatchesWaitForTheCommit: in idempotent mode a mismatch found on a
+// worker's session is kept with the worker, not counted, since its batch may yet roll back and
+// run again (tryJob counts them once it committed); on the main session it is counted at once.
+func TestVerify_workerMismatchesWaitForTheCommit(t *testing.T) {
+	a := New(Config{Workers: 2, ExecMode: ExecModeIdempotent, Record: stubRecord{}, Logger: slog.New(slog.DiscardHandler)})
+	tbl := wsTable("t", []column{intCol("id", true), intCol("v", true)}, pk("id"))
+	checks := []check{{stmt: 0, want: 1, kind: UpdateMissing, t: tbl, keys: []string{"7"}}}
+	w := &worker{n: 1}
+	ws := &session{tr: &tracker{}, w: w}
+	if err := a.verify(t.Context(), ws, checks, 0, []int64{0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.stats.Mismatches(); len(got) != 0 || len(w.mismatches) != 1 || w.mismatches[0].n != 1 {
+		t.Fatalf("on a worker: counted %v, kept %d; want nothing counted, one kept", got, len(w.mismatches))
+	}
+	a.countMismatch(w.mismatches[0]) // what tryJob does once the batch committed
+	if err := a.verify(t.Context(), &session{tr: &tracker{}}, checks, 0, []int64{0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.stats.Mismatches()[MismatchKey{Table: "s.t", Kind: UpdateMissing}]; got != 2 {
+		t.Errorf("after the worker's commit and one on the main session: %d counted, want 2", got)
 	}
 }
 

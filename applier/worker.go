@@ -104,6 +104,8 @@ func (a *Applier) retryable(w *worker, err error, head bool) bool {
 // tryJob runs j once: its statements, then, in its turn, its position and COMMIT. The oldest job
 // sends them all in one round trip.
 func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
+	clear(w.mismatches)
+	w.mismatches = w.mismatches[:0]
 	w.txOpen = true
 	w.txnSince.Store(a.cfg.Now().UnixNano())
 	j.state.Store(jobRunning)
@@ -167,6 +169,9 @@ func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
 	}
 	w.txOpen = false
 	w.txnSince.Store(0)
+	for _, m := range w.mismatches {
+		a.countMismatch(m)
+	}
 	a.committedJob(j)
 	return nil
 }

@@ -109,8 +109,15 @@ func TestExecModeStrict_foldNetsToTargetRow(t *testing.T) {
 
 // TestExecModeIdempotent: the same mismatches with --exec-mode idempotent: the after image is
 // written, a delete of an absent row is skipped, the stream goes on, and each mismatch is counted
-// by table and kind. Then target == source.
+// by table and kind. Then target == source. With 4 workers too, whose mismatches are counted once
+// their batch committed.
 func TestExecModeIdempotent(t *testing.T) {
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testExecModeIdempotent(t, workers) })
+	}
+}
+
+func testExecModeIdempotent(t *testing.T, workers int) {
 	e := newEnv(t)
 	for _, q := range execModeTables {
 		e.execBoth(q)
@@ -128,6 +135,7 @@ func TestExecModeIdempotent(t *testing.T) {
 	var app atomic.Pointer[applier.Applier]
 	cfg := e.streamConfig()
 	cfg.ExecMode = applier.ExecModeIdempotent
+	cfg.ApplyWorkers = workers
 	cfg.OnStart = func(a *stream.Attempt) { app.Store(a.Applier) }
 	stop := e.runStream(cfg)
 	e.waitRunning(30 * time.Second)
