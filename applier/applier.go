@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -228,63 +227,6 @@ func New(cfg Config) *Applier {
 // Stats returns the applier's counters.
 func (a *Applier) Stats() *Stats { return &a.stats }
 
-// Work is what the applier is doing at one instant, for the stall watchdog. Zero times mean
-// "not at all".
-type Work struct {
-	// ProgressSince is when the applier, holding work, last made progress: took fetched items,
-	// completed a round trip or committed.
-	ProgressSince time.Time
-	// TxnSince is when the open target transaction began.
-	TxnSince time.Time
-	// Statement is the shape of the round trip in flight (kind and table, never values) that
-	// has waited longest, with its worker when several run (`UPDATE `db`.`t` on worker 2`), and
-	// StatementSince when it was sent.
-	Statement      string
-	StatementSince time.Time
-}
-
-// Work reports what the applier is doing now. O(workers): a few atomic loads per session.
-func (a *Applier) Work() Work {
-	w := Work{ProgressSince: unixNano(a.progressSince.Load())}
-	txn, since := a.txnSince.Load(), a.inline.since.Load()
-	var stmt *string
-	if since != 0 {
-		stmt = a.inline.statement.Load()
-	}
-	label := -1
-	for _, wk := range a.workers() {
-		if t := wk.txnSince.Load(); t != 0 && (txn == 0 || t < txn) {
-			txn = t
-		}
-		if t := wk.s.tr.since.Load(); t != 0 && (since == 0 || t < since) {
-			if p := wk.s.tr.statement.Load(); p != nil {
-				since, stmt, label = t, p, wk.n
-			}
-		}
-	}
-	w.TxnSince, w.StatementSince = unixNano(txn), unixNano(since)
-	if stmt != nil {
-		w.Statement = *stmt
-		if label >= 0 {
-			w.Statement += " on worker " + strconv.Itoa(label)
-		}
-	}
-	return w
-}
-
-// unixNano is the time of n unix nanoseconds, the zero time for 0.
-func unixNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
-// progressed moves the progress clock to now while the applier holds work.
-func (a *Applier) progressed() {
-	a.progressSince.Store(a.cfg.Now().UnixNano())
-}
-
 // Run applies events from relay until ctx ends or an error occurs. pos is the committed position
 // the stream started from. On return, any open target transaction has been rolled back: its
 // connection is killed over a separate connection so that its locks go at once.
@@ -343,7 +285,7 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 			return fmt.Errorf("fetch from relay log: %w", ferr)
 		}
 		if len(items) == 0 && a.par.held {
-			if err := a.endHeld(ctx); err != nil {
+			if err := a.endFetch(ctx); err != nil {
 				return err
 			}
 		}
@@ -416,25 +358,7 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 		}
 		return nil
 	}
-	a.par.held = false
-	steps, err := a.plan.EndFetch()
-	if rerr := a.run(ctx, steps); rerr != nil {
-		return rerr
-	}
-	return err
-}
-
-// fetchFailed reports whether ferr, from a fetch under wctx, is an error rather than the end of
-// an idle wait or a wake for a held batch (see wakeWhenCommitted). Anything else a woken fetch
-// returns (an error of Settle, say) is still one.
-func fetchFailed(ferr error, wctx context.Context) bool {
-	switch {
-	case ferr == nil, errors.Is(ferr, context.DeadlineExceeded):
-		return false
-	case errors.Is(ferr, context.Canceled) && errors.Is(context.Cause(wctx), errWoken):
-		return false
-	}
-	return true
+	return a.endFetch(ctx)
 }
 
 // run runs the steps the planner planned, in order: on the main session, or, with several

@@ -150,9 +150,6 @@ type parallel struct {
 	committed atomic.Int64 // jobs committed
 }
 
-// errWoken ends a fetch that waits, with a batch held, for the jobs in flight to commit.
-var errWoken = errors.New("the batches in flight committed")
-
 func (p *parallel) on() bool { return p.n > 1 }
 
 // reset readies p for an attempt with n workers.
@@ -338,79 +335,6 @@ func (a *Applier) maybeCut(ctx context.Context) error {
 	return err
 }
 
-// inFlightSets returns the writesets of the jobs in flight (nil for a job that has none: it
-// overlaps everything). A job's writeset is not written once dispatched, and is dropped only
-// after the job left the list: the slice may be read without the lock.
-func (a *Applier) inFlightSets() []*writeset {
-	p := &a.par
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	sets := make([]*writeset, 0, len(p.inflight))
-	for _, j := range p.inflight {
-		sets = append(sets, j.ws)
-	}
-	return sets
-}
-
-// lateKeys tells the planner which keys of the batch it commits the jobs in flight may touch
-// (planConfig.late); nil when none is in flight. The jobs' writesets are taken once: jobs only
-// leave the list meanwhile, and a key called late because of a job that committed since only
-// waits for a job already done.
-func (a *Applier) lateKeys() func(*table, string) bool {
-	sets := a.inFlightSets()
-	if len(sets) == 0 {
-		return nil
-	}
-	return func(t *table, key string) bool {
-		// A folded table's one unique key is its primary key, which the fold's keys are
-		// literals of; one compared under a collation is recorded whole by every writeset.
-		u := &t.uniques[0]
-		if !u.exact {
-			return true
-		}
-		return touchesAny(sets, wkey{table: t.quoted, index: u.name, value: key})
-	}
-}
-
-// touchesAny reports whether one of sets (a nil one overlapping everything) touches k.
-func touchesAny(sets []*writeset, k wkey) bool {
-	for _, ws := range sets {
-		if ws == nil || ws.touches(k) {
-			return true
-		}
-	}
-	return false
-}
-
-// lightOverlap reports whether few of ws's keys (a quarter at most) overlap jobs in flight: a
-// batch split at its commit then runs mostly beside them (see planConfig.late).
-func (a *Applier) lightOverlap(ws *writeset) bool {
-	sets := a.inFlightSets()
-	n := 0
-	for _, k := range ws.keys {
-		if k.wholeTable() || k.wholeIndex() {
-			return false
-		}
-		if touchesAny(sets, k) {
-			n++
-		}
-	}
-	return 4*n <= len(ws.keys)
-}
-
-// overlapping returns the latest job in flight whose writeset overlaps ws, or nil.
-func (a *Applier) overlapping(ws *writeset) *job {
-	p := &a.par
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i := len(p.inflight) - 1; i >= 0; i-- {
-		if j := p.inflight[i]; j.ws == nil || ws == nil || j.ws.overlapsIndexed(ws) {
-			return j
-		}
-	}
-	return nil
-}
-
 // dispatch hands the batch that step s commits to a free worker. A small batch that overlaps a
 // job in flight waits here until that job committed, so that the transactions arriving meanwhile
 // join the next batch rather than many small ones queued behind each other.
@@ -469,73 +393,11 @@ func (a *Applier) Settle(ctx context.Context) error {
 	}
 	if a.par.held {
 		// Under the loop's context: ctx may be the fetch's, which the jobs' commits wake.
-		if err := a.endHeld(a.par.loopCtx); err != nil {
+		if err := a.endFetch(a.par.loopCtx); err != nil {
 			return err
 		}
 	}
 	return a.drain(ctx)
-}
-
-// holdOpen reports whether the batch planned so far stays open when its fetch ends, rather than
-// being dispatched: it is small (see maybeCut), each of its source transactions committed, and
-// jobs are in flight. Dispatched now, it would only wait for their commits, and its own flush
-// to disk after theirs; on a live source each fetch holds a transaction or two, so the jobs
-// queued up behind one another, one commit each, and 4 workers took lag p50 from 10 to 20 ms
-// where one session takes everything that arrived during its commit in one. Held, the batch
-// takes the next fetches' transactions too, and goes once the jobs in flight committed (the
-// dispatcher's fetch is woken for it, see wakeWhenCommitted) or it is large enough for a free
-// worker (maybeCut), as the serial applier's next batch would. A batch is held for IdleWait at
-// most: while it is, the dispatcher does no idle work (the heartbeat's write among it), and a job
-// in flight may wait that long on a lock.
-func (a *Applier) holdOpen() bool {
-	p := &a.par
-	if !p.on() || p.hot > 0 || p.inlineTx || a.plan.stopped || a.plan.inTxn || !a.plan.txOpen || a.plan.session() != "" {
-		return false
-	}
-	if p.held && a.cfg.Now().Sub(p.heldSince) >= a.cfg.IdleWait {
-		return false
-	}
-	if commits, bytes := a.plan.Pending(); commits >= cutTxns || bytes >= cutBytes {
-		return false
-	}
-	return p.busy()
-}
-
-// endHeld dispatches the batch held open at the last fetch's end.
-func (a *Applier) endHeld(ctx context.Context) error {
-	p := &a.par
-	p.held = false
-	p.mu.Lock()
-	p.wake = nil // nothing waits for the jobs in flight now
-	p.mu.Unlock()
-	steps, err := a.plan.EndFetch()
-	if rerr := a.run(ctx, steps); rerr != nil {
-		return rerr
-	}
-	return err
-}
-
-// wakeWhenCommitted returns the context the dispatcher fetches under: ctx, and, while a batch is
-// held, ended with errWoken as soon as no job is in flight (at once when none is). done must be
-// called once the fetch returned.
-func (p *parallel) wakeWhenCommitted(ctx context.Context) (context.Context, func()) {
-	if !p.held {
-		return ctx, func() {}
-	}
-	wctx, wake := context.WithCancelCause(ctx)
-	p.mu.Lock()
-	if len(p.inflight) == 0 {
-		wake(errWoken)
-	} else {
-		p.wake = wake
-	}
-	p.mu.Unlock()
-	return wctx, func() {
-		p.mu.Lock()
-		p.wake = nil
-		p.mu.Unlock()
-		wake(nil)
-	}
 }
 
 // drain waits until every job dispatched has committed.

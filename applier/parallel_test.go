@@ -179,7 +179,7 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 			commit(j)
 		}
 		if p.held {
-			if err := a.endHeld(ctx); err != nil {
+			if err := a.endFetch(ctx); err != nil {
 				t.Fatal(err)
 			}
 			for _, j := range taken() {
@@ -326,7 +326,7 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 		t.Fatalf("the job in flight committed and the fetch's context says %v, want %v", context.Cause(wctx), errWoken)
 	}
 	done()
-	if err := a.endHeld(ctx); err != nil {
+	if err := a.endFetch(ctx); err != nil {
 		t.Fatal(err)
 	}
 	jobs := f.taken()

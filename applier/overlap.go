@@ -1,0 +1,77 @@
+package applier
+
+// The dispatcher's view of the jobs in flight: which one a batch overlaps, and which of a
+// batch's keys they touch (see parallel.go).
+
+// inFlightSets returns the writesets of the jobs in flight (nil for a job that has none: it
+// overlaps everything). A job's writeset is not written once dispatched, and is dropped only
+// after the job left the list: the slice may be read without the lock.
+func (a *Applier) inFlightSets() []*writeset {
+	p := &a.par
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sets := make([]*writeset, 0, len(p.inflight))
+	for _, j := range p.inflight {
+		sets = append(sets, j.ws)
+	}
+	return sets
+}
+
+// lateKeys tells the planner which keys of the batch it commits the jobs in flight may touch
+// (planConfig.late); nil when none is in flight. The jobs' writesets are taken once: jobs only
+// leave the list meanwhile, and a key called late because of a job that committed since only
+// waits for a job already done.
+func (a *Applier) lateKeys() func(*table, string) bool {
+	sets := a.inFlightSets()
+	if len(sets) == 0 {
+		return nil
+	}
+	return func(t *table, key string) bool {
+		// A folded table's one unique key is its primary key, which the fold's keys are
+		// literals of; one compared under a collation is recorded whole by every writeset.
+		u := &t.uniques[0]
+		if !u.exact {
+			return true
+		}
+		return touchesAny(sets, wkey{table: t.quoted, index: u.name, value: key})
+	}
+}
+
+// touchesAny reports whether one of sets (a nil one overlapping everything) touches k.
+func touchesAny(sets []*writeset, k wkey) bool {
+	for _, ws := range sets {
+		if ws == nil || ws.touches(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// lightOverlap reports whether few of ws's keys (a quarter at most) overlap jobs in flight: a
+// batch split at its commit then runs mostly beside them (see planConfig.late).
+func (a *Applier) lightOverlap(ws *writeset) bool {
+	sets := a.inFlightSets()
+	n := 0
+	for _, k := range ws.keys {
+		if k.wholeTable() || k.wholeIndex() {
+			return false
+		}
+		if touchesAny(sets, k) {
+			n++
+		}
+	}
+	return 4*n <= len(ws.keys)
+}
+
+// overlapping returns the latest job in flight whose writeset overlaps ws, or nil.
+func (a *Applier) overlapping(ws *writeset) *job {
+	p := &a.par
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.inflight) - 1; i >= 0; i-- {
+		if j := p.inflight[i]; j.ws == nil || ws == nil || j.ws.overlapsIndexed(ws) {
+			return j
+		}
+	}
+	return nil
+}
