@@ -174,6 +174,7 @@ func (a *Applier) commit(ctx context.Context, s *step) error {
 	a.txOpen = false
 	a.lastSave = now
 	a.txnSince.Store(0)
+	a.countCommitted(conn)
 	a.committedBatch(s.end)
 	return nil
 }

@@ -195,10 +195,11 @@ func (a *Applier) verify(ctx context.Context, s *session, checks []check, first 
 			return a.countedMismatch(ctx, s, c)
 		}
 		if a.cfg.ExecMode == ExecModeIdempotent {
-			m := writtenThrough{c: c, n: n}
-			if s != nil && s.w != nil {
-				// A worker's batch may yet roll back and run again: counted once it committed.
-				s.w.mismatches = append(s.w.mismatches, m)
+			// A copy: the batch's checks are emptied once sent, before its commit.
+			m := writtenThrough{c: *c, n: n}
+			if s != nil {
+				// Counted once the transaction committed (see session.unsaved).
+				s.unsaved = append(s.unsaved, m)
 				continue
 			}
 			a.countMismatch(m)
@@ -211,13 +212,21 @@ func (a *Applier) verify(ctx context.Context, s *session, checks []check, first 
 
 // writtenThrough is a mismatch idempotent mode let through: n rows of c's statement.
 type writtenThrough struct {
-	c *check
+	c check
 	n int64
+}
+
+// countCommitted counts the mismatches of s's transaction, which has just committed.
+func (a *Applier) countCommitted(s *session) {
+	for _, m := range s.unsaved {
+		a.countMismatch(m)
+	}
+	s.dropUnsaved()
 }
 
 // countMismatch counts and logs m, written through.
 func (a *Applier) countMismatch(m writtenThrough) {
-	c := m.c
+	c := &m.c
 	a.stats.mismatches.add(MismatchKey{Table: c.t.schema + "." + c.t.name, Kind: c.kind}, m.n)
 	if a.cfg.Copying {
 		return

@@ -103,9 +103,6 @@ type worker struct {
 	killed   atomic.Bool         // the lock watcher killed the statement running on its session
 	txOpen   bool                // owned by the worker's goroutine; read after it ended
 	tail     batch               // the position and COMMIT of a job that waited for its turn
-	// mismatches are those idempotent mode let through in the job's current try, counted once
-	// it committed (a try rolled back runs them again). Owned by the worker's goroutine.
-	mismatches []writtenThrough
 }
 
 // parallel is the dispatcher's and the workers' shared state.

@@ -465,27 +465,43 @@ func TestLoop_heldBatchGoesWhenTheJobsCommit(t *testing.T) {
 	}
 }
 
-// TestVerify_workerMismatchesWaitForTheCommit: in idempotent mode a mismatch found on a
-// worker's session is kept with the worker, not counted, since its batch may yet roll back and
-// run again (tryJob counts them once it committed); on the main session it is counted at once.
-func TestVerify_workerMismatchesWaitForTheCommit(t *testing.T) {
+// TestVerify_mismatchesWaitForTheCommit: in idempotent mode a mismatch found on any session (a
+// worker's, the main one) is kept with the session, not counted, since its transaction may yet
+// roll back and run again, finding it again; it is counted once the transaction committed, and
+// forgotten when it will run again. What is kept outlives the batch, whose checks are emptied
+// once sent.
+func TestVerify_mismatchesWaitForTheCommit(t *testing.T) {
 	a := New(Config{Workers: 2, ExecMode: ExecModeIdempotent, Record: stubRecord{}, Logger: slog.New(slog.DiscardHandler)})
 	tbl := wsTable("t", []column{intCol("id", true), intCol("v", true)}, pk("id"))
-	checks := []check{{stmt: 0, want: 1, kind: UpdateMissing, t: tbl, keys: []string{"7"}}}
-	w := &worker{n: 1}
-	ws := &session{tr: &tracker{}, w: w}
-	if err := a.verify(t.Context(), ws, checks, 0, []int64{0}); err != nil {
-		t.Fatal(err)
+	key := MismatchKey{Table: "s.t", Kind: UpdateMissing}
+	var b batch
+	find := func(s *session) {
+		t.Helper()
+		b.reset()
+		b.add("", "UPDATE t")
+		b.expect(check{want: 1, kind: UpdateMissing, t: tbl, keys: []string{"7"}})
+		if err := a.verify(t.Context(), s, b.checksIn(0, 1), 0, []int64{0}); err != nil {
+			t.Fatal(err)
+		}
+		b.reset() // as flush does, before the commit
 	}
-	if got := a.stats.Mismatches(); len(got) != 0 || len(w.mismatches) != 1 || w.mismatches[0].n != 1 {
-		t.Fatalf("on a worker: counted %v, kept %d; want nothing counted, one kept", got, len(w.mismatches))
-	}
-	a.countMismatch(w.mismatches[0]) // what tryJob does once the batch committed
-	if err := a.verify(t.Context(), &session{tr: &tracker{}}, checks, 0, []int64{0}); err != nil {
-		t.Fatal(err)
-	}
-	if got := a.stats.Mismatches()[MismatchKey{Table: "s.t", Kind: UpdateMissing}]; got != 2 {
-		t.Errorf("after the worker's commit and one on the main session: %d counted, want 2", got)
+	for _, s := range []*session{{tr: &tracker{}, w: &worker{n: 1}}, {tr: &tracker{}}} {
+		before := a.stats.Mismatches()[key]
+		find(s)
+		find(s)
+		if got := a.stats.Mismatches()[key]; got != before || len(s.unsaved) != 2 {
+			t.Fatalf("before the commit: %d counted, %d kept; want %d counted, 2 kept", got, len(s.unsaved), before)
+		}
+		s.dropUnsaved() // the transaction rolled back, to run again
+		find(s)
+		a.countCommitted(s)
+		if got := a.stats.Mismatches()[key]; got != before+1 || len(s.unsaved) != 0 {
+			t.Errorf("after the rerun committed: %d counted, %d kept; want %d counted, none kept", got, len(s.unsaved), before+1)
+		}
+		a.countCommitted(s) // nothing left to count twice
+		if got := a.stats.Mismatches()[key]; got != before+1 {
+			t.Errorf("after a second commit: %d counted, want %d", got, before+1)
+		}
 	}
 }
 

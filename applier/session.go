@@ -23,6 +23,17 @@ type session struct {
 	tr *tracker
 	// w is the worker that owns the session; nil for the main and XA sessions.
 	w *worker
+	// unsaved are the mismatches idempotent mode let through in the session's open transaction,
+	// counted once it committed (or, an XA transaction, prepared): a transaction rolled back
+	// (a worker's try, or an attempt that failed before its COMMIT) runs its rows again, and
+	// finds them again. Owned by the goroutine that runs the session.
+	unsaved []writtenThrough
+}
+
+// dropUnsaved forgets the mismatches of a transaction that will run again.
+func (s *session) dropUnsaved() {
+	clear(s.unsaved)
+	s.unsaved = s.unsaved[:0]
 }
 
 // tracker holds the round trip in flight on a session, for the stall watchdog: its shape (kind

@@ -104,8 +104,7 @@ func (a *Applier) retryable(w *worker, err error, head bool) bool {
 // tryJob runs j once: its statements, then, in its turn, its position and COMMIT. The oldest job
 // sends them all in one round trip.
 func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
-	clear(w.mismatches)
-	w.mismatches = w.mismatches[:0]
+	w.s.dropUnsaved()
 	w.txOpen = true
 	w.txnSince.Store(a.cfg.Now().UnixNano())
 	j.state.Store(jobRunning)
@@ -169,9 +168,7 @@ func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
 	}
 	w.txOpen = false
 	w.txnSince.Store(0)
-	for _, m := range w.mismatches {
-		a.countMismatch(m)
-	}
+	a.countCommitted(w.s)
 	a.committedJob(j)
 	return nil
 }

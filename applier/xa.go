@@ -195,6 +195,7 @@ func (a *Applier) xaPrepare(ctx context.Context, s *step) error {
 		return err
 	}
 	a.txOpen = false
+	a.countCommitted(conn) // prepared: its rows outlive the session
 	return nil
 }
 
@@ -211,6 +212,7 @@ func (a *Applier) xaOnePhase(ctx context.Context, s *step) error {
 	if err := a.flush(ctx, conn, s.stmts); err != nil {
 		return err
 	}
+	a.countCommitted(conn)
 	a.closeXASession(s.xid)
 	a.txOpen = false
 	a.committedBatch(s.end)
