@@ -75,3 +75,20 @@ func (a *Applier) overlapping(ws *writeset) *job {
 	}
 	return nil
 }
+
+// stillHot reports whether ws, a batch planned with no job in flight, overlaps last, the batch
+// that ran before it on the main session (nil: none since the last job), on more than a quarter
+// of its keys, as lightOverlap counts them: the rows are still hot, and cut, the batch would only
+// become a job that the rest of its fetch waits for (see parallel.hot).
+func stillHot(last, ws *writeset) bool {
+	if last == nil || last.barrier || ws.barrier {
+		return false // a transaction too large to hold, DDL or XA says nothing about hot rows
+	}
+	n := 0
+	for _, k := range ws.keys {
+		if k.wholeTable() || k.wholeIndex() || last.touches(k) {
+			n++
+		}
+	}
+	return 4*n > len(ws.keys)
+}

@@ -134,6 +134,11 @@ type parallel struct {
 	// one fetch in hotFetches tries cutting again, so that a workload that cools down gets its
 	// workers back.
 	hot int
+	// last is the writeset of the batch last run on the main session, nil once a job was
+	// dispatched since. The fetch that tries cutting again, with nothing in flight, compares its
+	// batch with it (see stillHot) rather than cutting it into a job that the rest of the fetch
+	// would wait for.
+	last *writeset
 	// held is set when the batch planned so far stays open past its fetch's end (see holdOpen),
 	// since heldSince; loopCtx is the dispatcher loop's context, under which Settle dispatches a
 	// held batch.
@@ -158,7 +163,7 @@ func (p *parallel) reset(n int) {
 	p.list.Store(nil)
 	p.free = nil
 	p.inflight, p.done, p.lastPos, p.pendingFirst = nil, nil, "", 0
-	p.inlineTx, p.grow, p.hot, p.held, p.loopCtx, p.wake = false, false, 0, false, nil, nil
+	p.inlineTx, p.grow, p.hot, p.held, p.loopCtx, p.wake, p.last = false, false, 0, false, nil, nil, nil
 	p.committed.Store(0)
 }
 
@@ -278,6 +283,9 @@ func (a *Applier) runDispatched(ctx context.Context, steps []step) error {
 			if err := a.runStep(ctx, s); err != nil {
 				return err
 			}
+			if s.kind == stepCommit && s.xid == "" {
+				p.last = s.ws
+			}
 			p.grow = false
 			p.mu.Lock()
 			p.lastPos = a.committed
@@ -321,7 +329,8 @@ func (a *Applier) maybeCut(ctx context.Context) error {
 	if commits, bytes := a.plan.Pending(); commits < cutTxns && bytes < cutBytes {
 		return nil
 	}
-	if a.overlapping(&a.plan.ws) != nil && !(a.plan.Splittable() && a.lightOverlap(&a.plan.ws)) {
+	if a.overlapping(&a.plan.ws) != nil && !(a.plan.Splittable() && a.lightOverlap(&a.plan.ws)) ||
+		stillHot(p.last, &a.plan.ws) {
 		p.grow, p.hot = true, hotFetches
 		return nil
 	}
@@ -377,6 +386,7 @@ func (a *Applier) dispatch(ctx context.Context, s *step) error {
 	a.lastSave = a.cfg.Now()
 	w.jobs <- j    // the worker is free: it never blocks
 	p.grow = false // the batch that overlapped is gone; the next one starts afresh
+	p.last = nil
 	return nil
 }
 

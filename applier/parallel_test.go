@@ -203,6 +203,44 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 	}
 }
 
+// TestMaybeCut_stillHotStaysOnTheMainSession: the fetch of hot mode that tries cutting again,
+// with nothing in flight, is compared with the batch that ran last on the main session: on the
+// same hot rows it is not cut into a job that the rest of the fetch would wait for, but goes
+// whole on the main session, and hot mode starts again. On rows the last batch did not touch it
+// is cut for a free worker (TestMaybeCut_overlappingBatchGrows).
+func TestMaybeCut_stillHotStaysOnTheMainSession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	f := newDispatcherFixture(t, ctx)
+	a, p := f.a, &f.a.par
+	fetch := func() (jobs []int, inline int) {
+		var items []*event.Event
+		for n := range 100 {
+			items = append(items, f.txn(int32(n%10+1))...)
+		}
+		before := a.stats.Transactions.Load()
+		if err := a.apply(ctx, items); err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range f.taken() {
+			jobs = append(jobs, j.end.commits)
+			f.commit(j)
+		}
+		return jobs, int(a.stats.Transactions.Load() - before)
+	}
+	// Hot mode's last fetch before the one that tries cutting, on the ten hot rows.
+	p.hot = 2
+	if jobs, inline := fetch(); len(jobs) != 0 || inline != 100 || p.last == nil {
+		t.Fatalf("the hot fetch became jobs of %v transactions and %d on the main session (its writeset kept: %v), want 100 on the main session, kept", jobs, inline, p.last != nil)
+	}
+	if jobs, inline := fetch(); len(jobs) != 0 || inline != 100 {
+		t.Fatalf("the fetch that tries cutting, on the same hot rows, became jobs of %v transactions and %d on the main session, want 100 on the main session", jobs, inline)
+	}
+	if p.hot != hotFetches {
+		t.Errorf("hot mode after it: %d fetches, want %d", p.hot, hotFetches)
+	}
+}
+
 // dispatcherFixture is an applier with 4 workers and no target server, for the dispatcher's
 // decisions: the main session records its round trips (main), three workers are free, and the
 // jobs handed to them are taken by the test (taken) and committed by it (commit) as a worker
