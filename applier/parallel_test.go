@@ -503,6 +503,94 @@ func TestLoop_heldBatchGoesWhenTheJobsCommit(t *testing.T) {
 	}
 }
 
+// TestSettle_heldBatchUnderAWokenFetch: a pause gate calls Settle from inside the dispatcher's
+// fetch, under the context that the jobs' commits wake while a batch is held. Settle dispatches
+// the held batch under the loop's context and disarms the wake: the jobs' commits then leave
+// that context alone, so the drain is not cut short, and Settle returns nil once every job, the
+// held batch's included, committed.
+func TestSettle_heldBatchUnderAWokenFetch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	f := newDispatcherFixture(t, ctx)
+	a, p := f.a, &f.a.par
+	p.loopCtx = ctx
+	dep := f.inFlight(1000)
+	for id := range int32(2) {
+		if err := a.apply(ctx, f.txn(id+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !p.held {
+		t.Fatal("two small fetches while a job is in flight: the batch is not held")
+	}
+	wctx, done := p.wakeWhenCommitted(ctx)
+	defer done()
+	settled := make(chan error, 1)
+	go func() { settled <- a.Settle(wctx) }()
+	var j *job
+	select {
+	case j = <-f.ws[0].jobs:
+	case <-ctx.Done():
+		t.Fatal("Settle did not dispatch the held batch")
+	}
+	if j.end.commits != 2 {
+		t.Errorf("the held batch went as a job of %d transactions, want 2", j.end.commits)
+	}
+	a.committedJob(dep)
+	select {
+	case err := <-settled:
+		t.Fatalf("Settle returned %v with the held batch's job still in flight", err)
+	default:
+	}
+	a.committedJob(j)
+	if cause := context.Cause(wctx); cause != nil {
+		t.Fatalf("the jobs committed and woke the fetch's context (%v), under which Settle drains, for a batch no longer held", cause)
+	}
+	select {
+	case err := <-settled:
+		if err != nil {
+			t.Fatalf("Settle: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("every job committed and Settle did not return")
+	}
+	if p.held || p.busy() {
+		t.Errorf("after Settle: held %v, busy %v; want neither", p.held, p.busy())
+	}
+}
+
+// TestSettle_plannerErrorOfTheHeldBatch: the held batch is planned to its end inside Settle; a
+// value the planner cannot write is Settle's error, which ends the loop, and no job goes out.
+func TestSettle_plannerErrorOfTheHeldBatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	f := newDispatcherFixture(t, ctx)
+	a, p := f.a, &f.a.par
+	p.loopCtx = ctx
+	f.inFlight(1000)
+	if err := a.apply(ctx, f.txn(1)); err != nil {
+		t.Fatal(err)
+	}
+	f.seq++
+	bad := []*event.Event{
+		{Type: event.Begin, GTID: fmt.Sprintf("0-1-%d", f.seq)},
+		{Type: event.Rows, Table: hotTable, Kind: event.Insert, Rows: []event.Row{ins(int32(2), struct{}{})}},
+		{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", f.seq)},
+	}
+	if err := a.apply(ctx, bad); err != nil {
+		t.Fatalf("planning a row whose value is written at the batch's end: %v", err)
+	}
+	if !p.held {
+		t.Fatal("the batch is not held")
+	}
+	if err := a.Settle(ctx); !errors.Is(err, ErrUnsupportedValue) {
+		t.Fatalf("Settle = %v, want the planner's %v", err, ErrUnsupportedValue)
+	}
+	if jobs := f.taken(); len(jobs) != 0 {
+		t.Errorf("a batch the planner failed on went out as %d jobs", len(jobs))
+	}
+}
+
 // TestVerify_mismatchesWaitForTheCommit: in idempotent mode a mismatch found on any session (a
 // worker's, the main one) is kept with the session, not counted, since its transaction may yet
 // roll back and run again, finding it again; it is counted once the transaction committed, and
