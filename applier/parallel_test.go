@@ -272,6 +272,7 @@ func newDispatcherFixture(t *testing.T, ctx context.Context) *dispatcherFixture 
 		writesets: true, parallel: true}, "MariaDB/0-1-0")
 	p := &a.par
 	p.reset(4)
+	p.loopCtx = ctx // as runParallel sets it: Settle dispatches a held batch under it
 	p.free = make(chan *worker, 4)
 	for i := range 3 {
 		w := &worker{n: i + 1, jobs: make(chan *job, 1)}
@@ -316,6 +317,22 @@ func (f *dispatcherFixture) txn(id int32) []*event.Event {
 		{Type: event.Begin, GTID: fmt.Sprintf("0-1-%d", f.seq)},
 		{Type: event.Rows, Table: hotTable, Kind: event.Update, Rows: []event.Row{upd(vals(id, int32(f.seq-1)), vals(id, int32(f.seq)))}},
 		{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", f.seq)},
+	}
+}
+
+// heldJob waits for the held batch to reach the first worker, once what happened (when) should
+// have dispatched it, and checks that it went whole: a job of commits source transactions.
+func (f *dispatcherFixture) heldJob(t *testing.T, ctx context.Context, commits int, when string) *job {
+	t.Helper()
+	select {
+	case j := <-f.ws[0].jobs:
+		if j.end.commits != commits {
+			t.Errorf("%s: the held batch went as a job of %d transactions, want %d", when, j.end.commits, commits)
+		}
+		return j
+	case <-ctx.Done():
+		t.Fatalf("%s and the held batch was not dispatched", when)
+		return nil
 	}
 }
 
@@ -486,15 +503,7 @@ func TestLoop_heldBatchGoesWhenTheJobsCommit(t *testing.T) {
 				}
 				return
 			}
-			var j *job
-			select {
-			case j = <-f.ws[0].jobs:
-			case <-ctx.Done():
-				t.Fatal("the job in flight committed and the held batch was not dispatched")
-			}
-			if j.end.commits != 3 {
-				t.Errorf("the held batch went as a job of %d transactions, want the 3 fetched", j.end.commits)
-			}
+			f.heldJob(t, ctx, 3, "the job in flight committed")
 			stop()
 			if err := <-ended; !errors.Is(err, context.Canceled) {
 				t.Errorf("loop ended with %v, want context.Canceled", err)
@@ -513,7 +522,6 @@ func TestSettle_heldBatchUnderAWokenFetch(t *testing.T) {
 	defer cancel()
 	f := newDispatcherFixture(t, ctx)
 	a, p := f.a, &f.a.par
-	p.loopCtx = ctx
 	dep := f.inFlight(1000)
 	for id := range int32(2) {
 		if err := a.apply(ctx, f.txn(id+1)); err != nil {
@@ -527,15 +535,7 @@ func TestSettle_heldBatchUnderAWokenFetch(t *testing.T) {
 	defer done()
 	settled := make(chan error, 1)
 	go func() { settled <- a.Settle(wctx) }()
-	var j *job
-	select {
-	case j = <-f.ws[0].jobs:
-	case <-ctx.Done():
-		t.Fatal("Settle did not dispatch the held batch")
-	}
-	if j.end.commits != 2 {
-		t.Errorf("the held batch went as a job of %d transactions, want 2", j.end.commits)
-	}
+	j := f.heldJob(t, ctx, 2, "Settle ran")
 	a.committedJob(dep)
 	select {
 	case err := <-settled:
@@ -560,13 +560,13 @@ func TestSettle_heldBatchUnderAWokenFetch(t *testing.T) {
 }
 
 // TestSettle_plannerErrorOfTheHeldBatch: the held batch is planned to its end inside Settle; a
-// value the planner cannot write is Settle's error, which ends the loop, and no job goes out.
+// value the planner cannot write is Settle's error (the gate returns it from the fetch, and the
+// loop ends with it), and no job goes out.
 func TestSettle_plannerErrorOfTheHeldBatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	f := newDispatcherFixture(t, ctx)
 	a, p := f.a, &f.a.par
-	p.loopCtx = ctx
 	f.inFlight(1000)
 	if err := a.apply(ctx, f.txn(1)); err != nil {
 		t.Fatal(err)
