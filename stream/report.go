@@ -52,6 +52,18 @@ func (s *Stream) resetErrorClock() {
 	s.errMu.Unlock()
 }
 
+// attemptEnded restarts the error clock after an attempt that made progress and ended without
+// an error of its own (the copy phase done, a stop position reached): the next attempt's first
+// error is then weighed as a first, as it is after an attempt that failed once it had made
+// progress (see resetErrorClock's caller in attempt). Without it, a source's refusal (1236) met
+// before a whole copy phase and another met right after it counted as one refusal met twice,
+// which is terminal.
+func (s *Stream) attemptEnded(reported error, progressed bool) {
+	if reported == nil && progressed {
+		s.resetErrorClock()
+	}
+}
+
 const (
 	verdictRetry    = 1
 	verdictTerminal = 2

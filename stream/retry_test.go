@@ -103,3 +103,28 @@ func TestTerminal_clockRestartsAfterProgress(t *testing.T) {
 		}
 	})
 }
+
+// TestTerminal_clockRestartsAfterAnAttemptThatEndedWell: an attempt that made progress and ended
+// without an error of its own (the copy phase done) restarts the clock too, so that an error
+// right after it is weighed as a first. A Dolt source's spurious refusal (1236) met before a
+// copy phase and another met after it were taken for one refusal met twice, which is terminal.
+// An attempt that ended with its error, or without progress, keeps the clock.
+func TestTerminal_clockRestartsAfterAnAttemptThatEndedWell(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &Stream{cfg: Config{MaxTimeToRetryOnError: time.Minute}}
+		stalled := &stall.Error{Detector: stall.Heartbeat, Cause: errors.New("recording took longer than 2s")}
+		if s.terminal(stalled) {
+			t.Fatal("the first stall is terminal, want a retry")
+		}
+		time.Sleep(2 * time.Minute)
+		s.attemptEnded(stalled, true)
+		s.attemptEnded(nil, false)
+		if !s.terminal(stalled) {
+			t.Fatal("after attempts that ended with their error or without progress, the clock started again")
+		}
+		s.attemptEnded(nil, true)
+		if s.terminal(stalled) {
+			t.Error("a stall after an attempt that made progress and ended well is terminal, want the clock started again")
+		}
+	})
+}

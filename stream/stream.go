@@ -306,6 +306,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	if reported != nil {
 		err = reported
 	}
+	s.attemptEnded(reported, progressed())
 	if err == nil && ctx.Err() == nil {
 		err = errors.New("stream ended without an error")
 	}
