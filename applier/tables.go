@@ -36,6 +36,7 @@ type column struct {
 	collation string // COLLATION_NAME: empty for a column that holds no characters
 	quoted    string // backquoted name
 	length    int    // CHARACTER_OCTET_LENGTH: BINARY(n) is padded to it
+	table     string // the table's quoted name, for errors
 }
 
 // index is one unique key of a table, as information_schema lists it.
@@ -175,6 +176,7 @@ func buildTable(d tableDef) *table {
 	t := &table{schema: d.schema, name: d.name, quoted: sqlq.Ident(d.schema) + "." + sqlq.Ident(d.name), cols: d.cols}
 	for i := range t.cols {
 		t.cols[i].quoted = sqlq.Ident(t.cols[i].name)
+		t.cols[i].table = t.quoted
 	}
 	t.setKey(d.uniques)
 	t.related = d.related

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -50,9 +51,18 @@ const (
 //   - character and binary strings, TEXT, BLOB and MariaDB's JSON arrive as string or []byte and
 //     are written as binary literals: the bytes pass through untouched. BINARY(n) is padded with
 //     0x00 to n bytes: the binlog drops the padding, and a key comparison needs it back;
+//   - MariaDB's UUID, INET6 and INET4 are logged as BINARY(16), BINARY(16) and BINARY(4): their
+//     bytes in the order the server reads and prints them (a UUID's in its text's order, even
+//     when its storage swaps the segments), the trailing 0x00 bytes dropped. They are padded back
+//     to 16 or 4 bytes and written as a binary literal, which the server reads as exactly those
+//     bytes (a binary string of any other length is an error there, and under SET NAMES binary
+//     so is the text form). A longer value, or one of another Go type, is ErrUnsupportedValue;
 //   - MySQL's JSON arrives as text decoded from its binary form and is written with a utf8mb4
 //     introducer (MySQL refuses JSON from a binary string).
 func appendValue(b []byte, c *column, v any) ([]byte, error) {
+	if n := c.binaryForm(); n > 0 && v != nil {
+		return appendBinaryForm(b, c, v, n)
+	}
 	switch x := v.(type) {
 	case nil:
 		return append(b, "NULL"...), nil
@@ -99,10 +109,54 @@ func appendValue(b []byte, c *column, v any) ([]byte, error) {
 		// Only with ParseTime on, which the reader turns off; kept exact all the same.
 		return sqlq.AppendString(b, x.UTC().Format("2006-01-02 15:04:05.999999")), nil
 	case *replication.JsonDiff:
-		return b, fmt.Errorf("%w: column %s: a partial JSON update (binlog_row_value_options=PARTIAL_JSON on the source) carries a change, not the value: set binlog_row_value_options='' on the source",
-			ErrUnsupportedValue, c.name)
+		return b, fmt.Errorf("%w: %s: a partial JSON update (binlog_row_value_options=PARTIAL_JSON on the source) carries a change, not the value: set binlog_row_value_options='' on the source",
+			ErrUnsupportedValue, c.where())
 	}
-	return b, fmt.Errorf("%w: column %s: cannot write a value of Go type %T", ErrUnsupportedValue, c.name, v)
+	return b, fmt.Errorf("%w: %s: cannot write a value of Go type %T", ErrUnsupportedValue, c.where(), v)
+}
+
+// where names c, and its table when known, for errors.
+func (c *column) where() string {
+	if c.table == "" {
+		return "column " + c.name
+	}
+	return "column " + c.name + " of " + c.table
+}
+
+// binaryForm is the length in bytes of the binary string the server reads a value of c from,
+// for MariaDB's types that the binlog logs as BINARY(n): 16 for UUID and INET6, 4 for INET4; 0
+// for every other column.
+func (c *column) binaryForm() int {
+	switch c.dataType {
+	case "uuid", "inet6":
+		return 16
+	case "inet4":
+		return 4
+	}
+	return 0
+}
+
+// appendBinaryForm writes v, a value of a column whose binaryForm is n, as a binary literal of n
+// bytes: see appendValue.
+func appendBinaryForm(b []byte, c *column, v any, n int) ([]byte, error) {
+	var p [16]byte // n bytes of it, the padding 0x00
+	var m int      // the value's length
+	switch x := v.(type) {
+	case string:
+		m = len(x)
+		copy(p[:], x)
+	case []byte:
+		m = len(x)
+		copy(p[:], x)
+	default:
+		return b, fmt.Errorf("%w: %s is %s, whose values are %d bytes, but the source logged a value of Go type %T for it: give the target's column the source's type",
+			ErrUnsupportedValue, c.where(), strings.ToUpper(c.dataType), n, v)
+	}
+	if m > n {
+		return b, fmt.Errorf("%w: %s is %s, whose values are %d bytes, but the source logged a value of %d bytes for it: give the target's column the source's type",
+			ErrUnsupportedValue, c.where(), strings.ToUpper(c.dataType), n, m)
+	}
+	return sqlq.AppendBytes(b, p[:n]), nil
 }
 
 // asUnsigned reports whether integers for c are written as unsigned.
@@ -118,7 +172,7 @@ func (c *column) asUnsigned() bool {
 
 func appendFloat(b []byte, c *column, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return b, fmt.Errorf("%w: column %s: float value %v cannot be stored", ErrUnsupportedValue, c.name, f)
+		return b, fmt.Errorf("%w: %s: float value %v cannot be stored", ErrUnsupportedValue, c.where(), f)
 	}
 	return strconv.AppendFloat(b, f, 'e', -1, 64), nil
 }

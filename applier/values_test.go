@@ -106,6 +106,26 @@ func TestAppendValue(t *testing.T) {
 		{"varbinary not padded", col("varbinary", length(4)), "A", "'A'"},
 		{"mariadb json is text", col("longtext"), []byte(`{"a":1}`), `'{"a":1}'`},
 		{"mysql json", col("json"), `{"a":"é"}`, `_utf8mb4'{"a":"é"}'`},
+
+		// MariaDB's UUID, INET6 and INET4: logged as BINARY(16) and BINARY(4) without their
+		// trailing 0x00 bytes, padded back so that the server reads exactly its own bytes.
+		{"uuid v1", col("uuid"), "\x6c\xcd\x78\x0c\xba\xba\x10\x26\x95\x64\x5b\x8c\x65\x60\x24\xdb",
+			"'\x6c\xcd\x78\x0c\xba\xba\x10\x26\x95\x64\x5b\x8c\x65\x60\x24\xdb'"},
+		{"uuid v1 ending in 0x00", col("uuid"), "\x12\x3e\x45\x67\xe8\x9b\x12\xd3\xa4\x56\x42\x66\x14\x17\x40",
+			"'\x12\x3e\x45\x67\xe8\x9b\x12\xd3\xa4\x56\x42\x66\x14\x17\x40\\0'"},
+		{"uuid v4 from bytes, a backslash escaped", col("uuid"), []byte("\x9f\x1c\x2a\x44\x8b\x3d\x4e\x5f\xa6\x07\x18\x29\x3a\x4b\x5c\x6d"),
+			"'\x9f\x1c\x2a\x44\x8b\x3d\x4e\x5f\xa6\x07\x18\x29\x3a\x4b\\\\\x6d'"},
+		{"uuid all zero", col("uuid"), "", "'" + strings.Repeat(`\0`, 16) + "'"},
+		{"uuid null", col("uuid"), nil, "NULL"},
+		{"inet6 ::", col("inet6"), "", "'" + strings.Repeat(`\0`, 16) + "'"},
+		{"inet6 ::1", col("inet6"), []byte(strings.Repeat("\x00", 15) + "\x01"), "'" + strings.Repeat(`\0`, 15) + "\x01'"},
+		{"inet6 ::ffff:10.0.0.1", col("inet6"), strings.Repeat("\x00", 10) + "\xff\xff\x0a\x00\x00\x01",
+			"'" + strings.Repeat(`\0`, 10) + "\xff\xff" + `\n\0\0` + "\x01'"},
+		{"inet6 2001:db8::", col("inet6"), "\x20\x01\x0d\xb8", "' \x01" + `\r` + "\xb8" + strings.Repeat(`\0`, 12) + "'"},
+		{"inet4 0.0.0.0", col("inet4"), "", `'\0\0\0\0'`},
+		{"inet4 10.0.0.0", col("inet4"), "\x0a", `'\n\0\0\0'`},
+		{"inet4 255.255.255.255", col("inet4"), []byte{0xff, 0xff, 0xff, 0xff}, "'\xff\xff\xff\xff'"},
+		{"binary(16) from a uuid", col("binary", length(16)), "\x12\x3e", "'\x12\x3e" + strings.Repeat(`\0`, 14) + "'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,6 +151,12 @@ func TestAppendValue_Errors(t *testing.T) {
 		{"float infinity", col("float"), float32(math.Inf(-1))},
 		{"partial JSON", col("json"), &replication.JsonDiff{Op: replication.JsonDiffOperationReplace, Path: "$.a", Value: "1"}},
 		{"unknown type", col("int"), struct{}{}},
+		{"uuid of 17 bytes", col("uuid"), strings.Repeat("a", 17)},
+		{"uuid as text", col("uuid"), "6ccd780c-baba-1026-9564-5b8c656024db"},
+		{"inet6 as text", col("inet6"), []byte("fe80::1:2:3:4:5ab")},
+		{"inet4 of 5 bytes", col("inet4"), []byte{1, 2, 3, 4, 5}},
+		{"inet4 as a number", col("inet4"), int64(167772160)},
+		{"uuid as an ENUM index", col("uuid"), int64(1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,6 +171,18 @@ func TestAppendValue_Errors(t *testing.T) {
 				t.Errorf("error %q does not name the column", err)
 			}
 		})
+	}
+}
+
+// TestAppendValue_ErrorNamesTable: a value the applier cannot write names its table and column.
+func TestAppendValue_ErrorNamesTable(t *testing.T) {
+	tbl := buildTable(tableDef{schema: "s", name: "t", cols: []column{{name: "id", dataType: "int"}, {name: "addr", dataType: "inet4"}}})
+	_, err := appendValue(nil, &tbl.cols[1], "10.0.0.1")
+	if !errors.Is(err, ErrUnsupportedValue) || !IsTerminal(err) {
+		t.Fatalf("appendValue(inet4, 10.0.0.1 as text) error = %v, want a terminal ErrUnsupportedValue", err)
+	}
+	if got, want := err.Error(), "column addr of `s`.`t` is INET4, whose values are 4 bytes, but the source logged a value of 8 bytes"; !strings.Contains(got, want) {
+		t.Errorf("error %q, want it to contain %q", got, want)
 	}
 }
 
@@ -206,6 +244,8 @@ func TestAppendMatch(t *testing.T) {
 		{"enum error value", col("enum"), int64(0), "`c`=0"},
 		{"set all 64", col("set"), int64(-1), "`c`=-1"},
 		{"bit(64)", col("bit"), int64(-1), "`c`=18446744073709551615"},
+		{"inet4 padded", col("inet4"), "\x0a", "`c`='\\n\\0\\0\\0'"},
+		{"uuid null", col("uuid"), nil, "`c` IS NULL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
