@@ -31,7 +31,12 @@ const (
 	// KindText is a character string: read as HEX() of its bytes in the column's character set,
 	// written back as _charset X'..', so that no connection character set conversion touches it.
 	KindText Kind = iota + 1
-	// KindBinary is a byte string: HEX() and X'..'.
+	// KindBinary is a byte string: HEX() and X'..'. MariaDB's UUID, INET6 and INET4 too: HEX()
+	// gives their bytes in the order the server reads them from a binary string (a UUID's in its
+	// text's order, though its storage swaps the segments of some versions), and X'..' compares
+	// with the column as a value of its type, in the order the column sorts. Their text, quoted,
+	// would not do: under SET NAMES binary the server reads it as bytes, finds no value and
+	// compares nothing (a warning, not an error).
 	KindBinary
 	// KindNumber is a number: its text, written back unquoted. ENUM, SET and BIT are read as
 	// their numbers (col+0), which is how they sort and compare with a number.
@@ -57,7 +62,7 @@ func NewColumn(name, typ, charset string) Column {
 		if c.Charset == "" || c.Charset == "binary" {
 			c.Kind = KindBinary
 		}
-	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
+	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "uuid", "inet6", "inet4":
 		c.Kind = KindBinary
 	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric",
 		"float", "double", "real", "year", "enum", "set", "bit":
