@@ -103,7 +103,9 @@ func (e *copyEnv) run(t *testing.T, tables []string) *Copier {
 }
 
 // valueTables are the tables of the value tests: integers at their limits, the bytes a LOAD DATA
-// line escapes, NULLs, a composite key of a string and an integer, a table without a key.
+// line escapes, NULLs, a composite key of a string and an integer, a table without a key, and
+// MariaDB's UUID, INET4 and INET6 (a composite key of the first two; bytes 0x00, tab and newline
+// in their values; an INET6 whose text is 16 characters, which the target would read as bytes).
 var valueTables = []string{
 	"CREATE TABLE ints (id bigint NOT NULL PRIMARY KEY, ti tinyint, tu tinyint unsigned, mi mediumint, iu int unsigned, bu bigint unsigned, y year, d decimal(65,30), x double) ENGINE=InnoDB",
 	"INSERT INTO ints VALUES (-9223372036854775808, -128, 0, -8388608, 0, 0, 1999, '-99999999999999999999999999999999999.999999999999999999999999999999', -1.7976931348623157e308)," +
@@ -113,6 +115,10 @@ var valueTables = []string{
 	"INSERT INTO strs VALUES ('a', 1, 'x\\ty\\nz', 'a\\\\b\\0c'), ('a', 2, '', ''), ('a\\tb', -1, NULL, NULL), ('\\0', 0, '\\\\N', '\\\\'), ('zz', 5, 'ü😀', 0x00FF0A09)",
 	"CREATE TABLE nokey (a int, b varchar(10)) ENGINE=InnoDB",
 	"INSERT INTO nokey VALUES (1, 'x'), (1, 'x'), (NULL, NULL), (2, 'y\tz')",
+	"CREATE TABLE maria (u uuid NOT NULL, a4 inet4 NOT NULL, a6 inet6, PRIMARY KEY (u, a4)) ENGINE=InnoDB",
+	"INSERT INTO maria VALUES ('00000000-0000-0000-0000-000000000000', '0.0.0.0', '::'), ('00000000-0000-0000-0000-000000000000', '10.0.0.0', NULL)," +
+		" ('6ccd780c-baba-1026-9564-5b8c656024db', '255.255.255.255', 'fe80::1:2:3:4:5a'), ('f47ac10b-58cc-4372-a567-0e02b2c30000', '10.9.0.0', '::ffff:10.0.0.1')," +
+		" ('01890a5d-ac96-774b-bcce-b302099a8057', '0.0.0.10', '2001:db8::')",
 }
 
 // TestCopier_Run_loadValues: the values LOAD DATA writes read back byte for byte: integers at
@@ -121,8 +127,8 @@ var valueTables = []string{
 func TestCopier_Run_loadValues(t *testing.T) {
 	e := newCopyEnv(t, valueTables...)
 	e.cfg.ChunkRows = 2
-	c := e.run(t, []string{"ints", "nokey", "strs"})
-	if got, want := c.RowsCopied(), int64(14); got != want {
+	c := e.run(t, []string{"ints", "maria", "nokey", "strs"})
+	if got, want := c.RowsCopied(), int64(19); got != want {
 		t.Errorf("RowsCopied()=%d, want %d", got, want)
 	}
 	var keys string
@@ -155,8 +161,8 @@ func TestCopier_Run_localInfileOff(t *testing.T) {
 	}
 	before := loads()
 	e.cfg.ChunkRows = 2
-	c := e.run(t, []string{"ints", "nokey", "strs"})
-	if got, want := c.RowsCopied(), int64(14); got != want {
+	c := e.run(t, []string{"ints", "maria", "nokey", "strs"})
+	if got, want := c.RowsCopied(), int64(19); got != want {
 		t.Errorf("RowsCopied()=%d, want %d", got, want)
 	}
 	if n := loads() - before; n != 0 {

@@ -23,7 +23,10 @@ const (
 	valueBits
 	// valueBytes: everything else (strings, BLOBs, temporal types in UTC, SET, spatial values),
 	// read as its bytes under SET NAMES binary and written as a binary string, which stores the
-	// bytes untouched under the target's SET NAMES binary.
+	// bytes untouched under the target's SET NAMES binary. MariaDB's UUID, INET6 and INET4 are
+	// read as CAST(.. AS BINARY), their 16 or 4 bytes: the server reads a binary string of that
+	// length back as exactly that value, and their text under SET NAMES binary as bytes (an
+	// error, or for an INET6 of 16 characters, another address).
 	valueBytes
 	// valueJSON: MySQL's JSON, read as its text and written with a utf8mb4 introducer (MySQL
 	// refuses JSON from a binary string). MariaDB's JSON is LONGTEXT: valueBytes.
@@ -121,8 +124,9 @@ func loadTable(ctx context.Context, q tablekey.Querier, srcDB, dstDB, name strin
 
 // loadable reports whether every written column's values go through LOAD DATA (a tab-separated
 // text of them, under CHARACTER SET binary) exactly as through an INSERT's literals: numbers as
-// the server prints them, strings, BLOBs and temporal values as their bytes. BIT and ENUM values
-// (written as X'..' and as an index), MySQL's JSON and spatial values take the INSERT.
+// the server prints them, strings, BLOBs, temporal values and MariaDB's UUID, INET6 and INET4 as
+// their bytes. BIT and ENUM values (written as X'..' and as an index), MySQL's JSON and spatial
+// values take the INSERT.
 func loadable(all []tablekey.Column, cols []column) bool {
 	types := map[string]string{}
 	for _, c := range all {
@@ -132,7 +136,7 @@ func loadable(all []tablekey.Column, cols []column) bool {
 		switch types[c.name] {
 		case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric", "double", "real", "float", "year",
 			"char", "varchar", "binary", "varbinary", "tinytext", "text", "mediumtext", "longtext", "tinyblob", "blob", "mediumblob", "longblob",
-			"date", "datetime", "timestamp", "time":
+			"date", "datetime", "timestamp", "time", "uuid", "inet6", "inet4":
 		default:
 			return false
 		}
@@ -206,6 +210,8 @@ func newColumn(c tablekey.Column, mysqlJSON bool) column {
 		if mysqlJSON {
 			out.value = valueJSON
 		}
+	case "uuid", "inet6", "inet4":
+		out.expr = "CAST(" + c.Ident() + " AS BINARY)"
 	}
 	return out
 }
