@@ -50,6 +50,7 @@ func jsonEvents(t *testing.T, evs []*event.Event) []eventjson.Event {
 			NoFK: e.NoForeignKeyChecks, Schema: e.Schema, Query: e.Query, DBRefs: e.DBRefs, Size: e.Size}
 		if e.Type == event.Rows {
 			je.Table, je.Columns, je.Kind = e.Table.Name, e.Table.ColumnCount, e.Kind.String()
+			je.BeforeCols, je.AfterCols = columnList(e.BeforeCols, e.Table.ColumnCount), columnList(e.AfterCols, e.Table.ColumnCount)
 			for _, r := range e.Rows {
 				je.Rows = append(je.Rows, eventjson.Row{Before: jsonImage(t, r.Before), After: jsonImage(t, r.After)})
 			}
@@ -119,4 +120,18 @@ func TestCapture_applierInput(t *testing.T) {
 		t.Errorf("%s is not what the translator decodes from %s: regenerate it with go test ./binlog -run TestCapture_applierInput -update, then the applier's golden files with go test ./applier -run Golden -update",
 			applierCaptureEvents, c.dir)
 	}
+}
+
+// columnList lists the columns of a partial image; nil for a full one.
+func columnList(c event.Columns, n int) []int {
+	if c == nil {
+		return nil
+	}
+	out := []int{}
+	for i := range n {
+		if c.Has(i) {
+			out = append(out, i)
+		}
+	}
+	return out
 }

@@ -12,6 +12,9 @@ type Stats struct {
 	// SkippedExecuted counts transactions the source sent although their GTID was already in the
 	// start position: never applied twice, whatever the server sends.
 	SkippedExecuted atomic.Int64
+	// SkippedStatements counts data changes logged as statements (binlog_format STATEMENT or
+	// MIXED) that name no replicated table, and so were passed over.
+	SkippedStatements atomic.Int64
 }
 
 // Stats returns the reader's live counters.

@@ -214,6 +214,11 @@ func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEven
 	if verb, xid, ok := xaStatement(q); ok {
 		return t.xa(h, verb, xid)
 	}
+	if e.ErrorCode == 0 {
+		if verb, tables, ok := dmlTables(q, string(e.Schema)); ok {
+			return t.statement(h, e, q, verb, tables)
+		}
+	}
 	switch {
 	case t.inTxn && !t.standalone:
 		// SAVEPOINT and the like inside a row-based transaction carry no data.
@@ -233,6 +238,35 @@ func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEven
 	} else {
 		t.emit(&event.Event{Type: event.Skip, Pos: t.posString(), Timestamp: int64(h.Timestamp), Size: 1})
 	}
+	return t.out, nil
+}
+
+// statement handles a data change the source logged as a statement: one that may write a
+// replicated table becomes a Statement event, which ends the stream where it stands (a row-based
+// applier cannot apply it exactly); any other is passed over and counted.
+func (t *translator) statement(h *replication.EventHeader, e *replication.QueryEvent, q, verb string, tables []tableRef) ([]*event.Event, error) {
+	t.advanceFilePos(h)
+	replicated := false
+	for _, tr := range tables {
+		if t.filter.Match(tr.schema, tr.name) {
+			replicated = true
+			break
+		}
+	}
+	if !replicated {
+		if t.skip.stats != nil {
+			t.skip.stats.SkippedStatements.Add(1)
+		}
+		if !t.inTxn || t.standalone {
+			// A statement of its own, outside a transaction: only its position matters.
+			t.standalone = false
+			t.syncMariaPos()
+			t.emit(&event.Event{Type: event.Skip, Pos: t.posString(), Timestamp: int64(h.Timestamp), Size: 1})
+		}
+		return t.out, nil
+	}
+	t.emit(&event.Event{Type: event.Statement, Pos: t.posString(), Timestamp: int64(h.Timestamp), GTID: t.gtid,
+		Schema: string(e.Schema), Query: statementShape(q), Size: int(h.EventSize)})
 	return t.out, nil
 }
 
@@ -441,22 +475,45 @@ func rowsOf(h *replication.EventHeader, e *replication.RowsEvent, tbl *event.Tab
 	}
 	out.Type, out.Table, out.Timestamp, out.Size = event.Rows, tbl, int64(h.Timestamp), int(h.EventSize)
 	out.NoForeignKeyChecks = e.Flags&rowsFlagNoForeignKeyChecks != 0
+	first, second := imageColumns(e.ColumnBitmap1, tbl.ColumnCount), imageColumns(e.ColumnBitmap2, tbl.ColumnCount)
 	switch kind {
 	case replication.EnumRowsEventTypeInsert:
+		out.AfterCols = first
 		out.Kind = event.Insert
 		for i, r := range e.Rows {
 			out.Rows[i].After = r
 		}
 	case replication.EnumRowsEventTypeDelete:
 		out.Kind = event.Delete
+		out.BeforeCols = first
 		for i, r := range e.Rows {
 			out.Rows[i].Before = r
 		}
 	case replication.EnumRowsEventTypeUpdate:
 		out.Kind = event.Update
+		out.BeforeCols, out.AfterCols = first, second
 		for i := range out.Rows {
 			out.Rows[i].Before, out.Rows[i].After = e.Rows[2*i], e.Rows[2*i+1]
 		}
 	}
+	return out
+}
+
+// imageColumns returns the columns a rows event's image carries, bitmap, as event.Columns: nil
+// when it carries all n columns, which every source with binlog_row_image=FULL logs, else a copy
+// (the bitmap points into the event's buffer).
+func imageColumns(bitmap []byte, n int) event.Columns {
+	full := true
+	for i := 0; i < n; i++ {
+		if i>>3 >= len(bitmap) || bitmap[i>>3]&(1<<(uint(i)&7)) == 0 {
+			full = false
+			break
+		}
+	}
+	if full {
+		return nil
+	}
+	out := make(event.Columns, (n+7)/8)
+	copy(out, bitmap)
 	return out
 }

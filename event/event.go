@@ -29,6 +29,11 @@ const (
 	// is the position just after them.
 	XACommit
 	XARollback
+	// Statement is a data change the source logged as an SQL statement (a session with
+	// binlog_format STATEMENT or MIXED) on a replicated table, inside the open transaction:
+	// Query holds it and Schema its default database. A row-based applier cannot apply it
+	// exactly, so the applier ends the stream there.
+	Statement
 )
 
 func (t Type) String() string {
@@ -51,6 +56,8 @@ func (t Type) String() string {
 		return "XA COMMIT"
 	case XARollback:
 		return "XA ROLLBACK"
+	case Statement:
+		return "STATEMENT"
 	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }
@@ -116,6 +123,12 @@ type Event struct {
 	Table *Table
 	Kind  RowKind
 	Rows  []Row
+	// BeforeCols and AfterCols say which columns the rows' before and after images carry, for
+	// a source that logs partial row images (binlog_row_image MINIMAL or NOBLOB): nil when the
+	// image carries every column of Table, else a bitmap in the binlog's order (bit i%8 of byte
+	// i/8 is column i). A column an image does not carry is nil in it, like a NULL: only these
+	// tell the two apart.
+	BeforeCols, AfterCols Columns
 	// NoForeignKeyChecks is set on Rows events that the source wrote with foreign_key_checks=0
 	// (the rows event's flag): the target applies them with the same setting, so that its
 	// cascades happen exactly when the source's did.
@@ -138,4 +151,16 @@ func (e *Event) Bytes() int {
 		return 1
 	}
 	return e.Size
+}
+
+// Columns is a set of a table's columns as a rows event's bitmap: bit i%8 of byte i/8 is column i.
+// A nil Columns holds every column.
+type Columns []byte
+
+// Has reports whether column i is in c.
+func (c Columns) Has(i int) bool {
+	if c == nil {
+		return true
+	}
+	return i>>3 < len(c) && c[i>>3]&(1<<(uint(i)&7)) != 0
 }
