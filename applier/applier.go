@@ -328,6 +328,9 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 		if rerr := a.run(ctx, steps); rerr != nil {
 			return rerr
 		}
+		if ie := (*InexactError)(nil); errors.As(err, &ie) && ie.Pos == "" {
+			_, ie.Pos = a.where(nil)
+		}
 		if err != nil {
 			return err
 		}

@@ -59,6 +59,9 @@ type MismatchError struct {
 	Pos   string   // the committed position the target transaction started from
 	// Cause is the target's own error, for an INSERT of an existing key (its duplicate-key error).
 	Cause error
+	// Partial says the change came as a partial row image (binlog_row_image MINIMAL or NOBLOB):
+	// no mode can write the row it misses, the image lacking columns.
+	Partial bool
 }
 
 func (e *MismatchError) Error() string {
@@ -76,6 +79,10 @@ func (e *MismatchError) Error() string {
 	}
 	if e.GTID != "" {
 		fmt.Fprintf(&b, ", source transaction %s", e.GTID)
+	}
+	if e.Partial {
+		fmt.Fprintf(&b, ", after position %s; the source logged a partial row image (binlog_row_image MINIMAL or NOBLOB), which lacks columns of the row: no exec mode can write it, so the stream stops here: re-sync the table (re-create the workflow so that it copies it again), and log FULL images if rows can go missing on the target", e.Pos)
+		return b.String()
 	}
 	fmt.Fprintf(&b, ", after position %s; --exec-mode strict stops here: correct the target's row, or run with --exec-mode idempotent to write the source's image", e.Pos)
 	return b.String()
@@ -141,6 +148,9 @@ type check struct {
 	// before says whether rows' key is in the before image (update, delete) or the after image.
 	before bool
 	gtid   string
+	// partial marks the check of an UPDATE from a partial after image: the row it misses cannot
+	// be written through in idempotent mode, whose mismatch is then terminal as in strict mode.
+	partial bool
 }
 
 // expect makes the statement just begun in b carry c.
@@ -194,7 +204,7 @@ func (a *Applier) verify(ctx context.Context, s *session, checks []check, first 
 		if c.counted {
 			return a.countedMismatch(ctx, s, c)
 		}
-		if a.cfg.ExecMode == ExecModeIdempotent {
+		if a.cfg.ExecMode == ExecModeIdempotent && !c.partial {
 			// A copy: the batch's checks are emptied once sent, before its commit.
 			m := writtenThrough{c: *c, n: n}
 			if s != nil {
@@ -267,7 +277,7 @@ func (a *Applier) countedMismatch(ctx context.Context, s *session, c *check) err
 // an earlier statement of this same transaction had changed the key.
 func (a *Applier) mismatchError(ctx context.Context, s *session, c *check, n int64) error {
 	_, from := a.where(s)
-	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: from}
+	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: from, Partial: c.partial}
 	keys := c.keyLiterals()
 	if e.Key == "" {
 		e.Key = "(every column)"

@@ -115,7 +115,7 @@ var (
 )
 
 func init() {
-	for ty := event.Begin; ty <= event.XARollback; ty++ {
+	for ty := event.Begin; ty <= event.Statement; ty++ {
 		eventTypes[ty.String()] = ty
 	}
 	for k := event.Insert; k <= event.Delete; k++ {
@@ -212,6 +212,7 @@ func (in goldenInput) events(t *testing.T, tables map[string]*table) [][]*event.
 					}
 					return out
 				}
+				e.BeforeCols, e.AfterCols = columnSet(ge.BeforeCols, ge.Columns), columnSet(ge.AfterCols, ge.Columns)
 				for _, r := range ge.Rows {
 					e.Rows = append(e.Rows, event.Row{Before: image(r.Before), After: image(r.After)})
 				}
@@ -447,4 +448,16 @@ func renderWriteset(w *strings.Builder, ws *writeset) {
 			fmt.Fprintf(w, "        %s %s %s\n", k.table, k.index, strings.Join(values, " "))
 		}
 	}
+}
+
+// columnSet is the bitmap of a partial image's columns; nil (every column) for none.
+func columnSet(cols []int, n int) event.Columns {
+	if cols == nil {
+		return nil
+	}
+	out := make(event.Columns, (n+7)/8)
+	for _, i := range cols {
+		out[i>>3] |= 1 << (i & 7)
+	}
+	return out
 }

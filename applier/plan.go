@@ -158,6 +158,8 @@ func (p *planner) event(e *event.Event, t *table) error {
 			p.openTx()
 		}
 		p.inTxn = true
+	case event.Statement:
+		return p.statementError(e)
 	case event.Rows:
 		if p.xaSkip {
 			return nil // an XA transaction an earlier attempt prepared on the target

@@ -36,6 +36,21 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 	if t == nil {
 		return fmt.Errorf("rows event for %s.%s without its table definition", e.Table.Schema, e.Table.Name)
 	}
+	v, err := p.viewOf(e, t)
+	if err != nil {
+		return err
+	}
+	if v != t {
+		// Images that do not carry every column: written as they are, in order, after the
+		// changes planned before them; a writeset from them would miss keys.
+		if err := p.flushPending(); err != nil {
+			return err
+		}
+		if p.cfg.writesets {
+			p.ws.barrier = true
+		}
+		t = v
+	}
 	p.rows += len(e.Rows)
 	if p.cfg.writesets && !p.ws.barrier {
 		p.ws.addRows(t, e.Rows)

@@ -255,6 +255,12 @@ func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 	b.buf = append(b.buf, "UPDATE "...)
 	b.buf = append(b.buf, t.quoted...)
 	b.buf = append(b.buf, " SET "...)
+	if len(t.writable) == 0 {
+		// A partial after image with no column vplayer writes (a source column the target
+		// lacks changed): the row must still be there.
+		c := t.cols[t.key[0]].quoted
+		b.buf = append(b.buf, c+"="+c...)
+	}
 	for n, i := range t.writable {
 		if n > 0 {
 			b.buf = append(b.buf, ',')
@@ -270,8 +276,8 @@ func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 	if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
 		return err
 	}
-	b.expect(check{want: 1, kind: UpdateMissing, t: t, row: r, before: true, gtid: gtid})
-	if mode != ExecModeIdempotent {
+	b.expect(check{want: 1, kind: UpdateMissing, t: t, row: r, before: true, gtid: gtid, partial: t.partial})
+	if mode != ExecModeIdempotent || t.partial {
 		return nil
 	}
 	// ROW_COUNT() is the rows the UPDATE matched: the after image goes in only when it was none.

@@ -89,6 +89,10 @@ type table struct {
 	deleteShape  string
 	insertShape  string
 	updateShape  string
+	// partial marks a view of a table (see view): its writable columns are those a partial
+	// image carries. views are t's views, by the columns they write.
+	partial bool
+	views   map[string]*table
 }
 
 // loadTable reads the target definition of schema.name.
@@ -300,22 +304,19 @@ func (c *column) exactKey() bool {
 }
 
 // check cross-checks the binlog's table map against the target definition, to which columns map
-// by position: the column count, the names and the integers' signedness when the source logs
-// full row metadata, and each column's kind of type (so that columns shifted or swapped between
-// an integer and a string are caught even without names). A mismatch is ErrSchemaDrift, naming
-// the table and the columns.
+// by position: the names and the integers' signedness when the source logs full row metadata,
+// and each column's kind of type (so that columns shifted or swapped between an integer and a
+// string are caught even without names). As on a native replica, either side may have columns
+// the other lacks after all the columns they share (a schema change rolled out one side first):
+// the target's are left to their defaults, the source's are not written. A mismatch is
+// ErrSchemaDrift, naming the table and the columns.
 func (t *table) check(bt *event.Table) error {
 	src := sqlq.Ident(bt.Schema) + "." + sqlq.Ident(bt.Name)
-	if bt.ColumnCount != len(t.cols) {
-		var names string
-		if bt.ColumnNames != nil {
-			names = " (" + strings.Join(bt.ColumnNames, ", ") + ")"
-		}
-		return fmt.Errorf("%w on %s (source %s): the binlog rows have %d columns%s, the target table has %d (%s): make the target's columns match the source's, in the same order",
-			ErrSchemaDrift, t.quoted, src, bt.ColumnCount, names, len(t.cols), strings.Join(t.columnNames(), ", "))
-	}
 	var diffs []string
 	for i, c := range t.cols {
+		if i >= bt.ColumnCount {
+			break
+		}
 		if i < len(bt.ColumnNames) && !strings.EqualFold(bt.ColumnNames[i], c.name) {
 			diffs = append(diffs, fmt.Sprintf("column %d is %s on the source but %s on the target", i+1, bt.ColumnNames[i], c.name))
 			continue
@@ -334,9 +335,30 @@ func (t *table) check(bt *event.Table) error {
 		}
 	}
 	if len(diffs) > 0 {
-		return fmt.Errorf("%w on %s (source %s): %s", ErrSchemaDrift, t.quoted, src, strings.Join(diffs, "; "))
+		var names string
+		if bt.ColumnNames != nil {
+			names = " (" + strings.Join(bt.ColumnNames, ", ") + ")"
+		}
+		return fmt.Errorf("%w on %s (source %s): %s; the binlog rows have %d columns%s, the target table has %d (%s): make the columns the two tables share match the source's, in the same order (either side may have more columns after them)",
+			ErrSchemaDrift, t.quoted, src, strings.Join(diffs, "; "), bt.ColumnCount, names, len(t.cols), strings.Join(t.columnNames(), ", "))
 	}
 	return nil
+}
+
+// extraColumns describes the columns one side has after those the two share, for a log line;
+// empty when both have the same count.
+func (t *table) extraColumns(bt *event.Table) string {
+	switch {
+	case len(t.cols) > bt.ColumnCount:
+		return fmt.Sprintf("the target has %d columns after the source's %d (%s): they get their defaults", len(t.cols)-bt.ColumnCount, bt.ColumnCount, strings.Join(t.columnNames()[bt.ColumnCount:], ", "))
+	case len(t.cols) < bt.ColumnCount:
+		extra := fmt.Sprintf("%d", bt.ColumnCount-len(t.cols))
+		if len(bt.ColumnNames) == bt.ColumnCount {
+			extra = strings.Join(bt.ColumnNames[len(t.cols):], ", ")
+		}
+		return fmt.Sprintf("the source has columns after the target's %d (%s): they are not written", len(t.cols), extra)
+	}
+	return ""
 }
 
 func signedness(unsigned bool) string {
@@ -469,6 +491,9 @@ func (c *tableCache) get(ctx context.Context, bt *event.Table) (*table, error) {
 	}
 	if err := t.check(bt); err != nil {
 		return nil, err
+	}
+	if extra := t.extraColumns(bt); extra != "" {
+		c.logger.Info("table columns differ", "table", t.quoted, "detail", extra)
 	}
 	c.checked[bt] = t
 	return t, nil

@@ -26,15 +26,18 @@ func TestTable_Check(t *testing.T) {
 		{name: "match, names logged", bt: event.Table{ColumnCount: 4, ColumnNames: []string{"id", "NAME", "at", "ip"}, ColumnTypes: types}},
 		{name: "match, names not logged", bt: event.Table{ColumnCount: 4, ColumnTypes: types}},
 		{name: "datetime into timestamp, bigint into int", bt: event.Table{ColumnCount: 4, ColumnTypes: []byte{mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_BLOB, mysql.MYSQL_TYPE_DATETIME2, mysql.MYSQL_TYPE_LONG}}},
+		// Columns after the shared ones, on either side, replicate as on a native replica.
+		{name: "a trailing column fewer on the source, names logged", bt: event.Table{ColumnCount: 3, ColumnNames: []string{"id", "name", "at"}, ColumnTypes: types[:3]}},
+		{name: "a trailing column more on the source, names not logged", bt: event.Table{ColumnCount: 5, ColumnTypes: append(types, mysql.MYSQL_TYPE_LONG)}},
 		{
-			name: "a column fewer on the source, names logged",
-			bt:   event.Table{ColumnCount: 3, ColumnNames: []string{"id", "name", "at"}, ColumnTypes: types[:3]},
-			want: []string{"`copy`.`t`", "source `shop`.`t`", "3 columns (id, name, at)", "has 4 (id, name, at, ip)"},
+			name: "a column fewer on the source, not the last",
+			bt:   event.Table{ColumnCount: 3, ColumnNames: []string{"id", "at", "ip"}, ColumnTypes: []byte{mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_TIMESTAMP2, mysql.MYSQL_TYPE_STRING}},
+			want: []string{"`copy`.`t`", "source `shop`.`t`", "column 2 is at on the source but name on the target", "3 columns (id, at, ip)", "has 4 (id, name, at, ip)"},
 		},
 		{
-			name: "a column more on the source, names not logged",
-			bt:   event.Table{ColumnCount: 5, ColumnTypes: append(types, mysql.MYSQL_TYPE_LONG)},
-			want: []string{"5 columns,", "has 4 (id, name, at, ip)"},
+			name: "a column more on the source, not the last, names not logged",
+			bt:   event.Table{ColumnCount: 5, ColumnTypes: []byte{mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_LONG, mysql.MYSQL_TYPE_VARCHAR, mysql.MYSQL_TYPE_TIMESTAMP2, mysql.MYSQL_TYPE_STRING}},
+			want: []string{"column 2 (name on the target) holds integer values", "5 columns,", "has 4 (id, name, at, ip)"},
 		},
 		{
 			name: "renamed",

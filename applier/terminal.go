@@ -13,7 +13,7 @@ func IsTerminal(err error) bool {
 	if errors.Is(err, workflow.ErrFenced) {
 		return false
 	}
-	if errors.Is(err, ErrSchemaDrift) || errors.Is(err, ErrUnsupportedValue) || errors.Is(err, ErrRowMismatch) || errors.Is(err, ErrXA) {
+	if errors.Is(err, ErrSchemaDrift) || errors.Is(err, ErrUnsupportedValue) || errors.Is(err, ErrRowMismatch) || errors.Is(err, ErrXA) || errors.Is(err, ErrInexact) {
 		return true
 	}
 	if pe := (*PacketError)(nil); errors.As(err, &pe) {
@@ -33,6 +33,7 @@ func IsTerminal(err error) bool {
 		1366, // incorrect value
 		1264, // out of range
 		1048, // column cannot be null
+		1364, // a column without a default value left out: a target column the source lacks
 		1153, // packet bigger than max_allowed_packet
 		1301, // result of a function larger than max_allowed_packet
 		1451, // a parent row cannot be deleted or updated: a child references it
