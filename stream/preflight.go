@@ -54,8 +54,16 @@ func Preflight(ctx context.Context, cfg Config) error {
 		if !strings.EqualFold(format, "ROW") {
 			add("source: binlog_format is %s: set binlog_format=ROW (SET GLOBAL binlog_format='ROW' and in the server's configuration)", format)
 		}
-		if !strings.EqualFold(image, "FULL") {
+		// FULL, NOBLOB and MINIMAL images are applied exactly (SPEC 7); MySQL's PARTIAL_JSON
+		// is checked below.
+		if !strings.EqualFold(image, "FULL") && !strings.EqualFold(image, "NOBLOB") && !strings.EqualFold(image, "MINIMAL") {
 			add("source: binlog_row_image is %s: set binlog_row_image=FULL", image)
+		}
+		// MySQL only (MariaDB has no such variable): a partial JSON update logs a diff, which
+		// vplayer does not apply.
+		var options string
+		if err := src.QueryRowContext(ctx, "SELECT @@GLOBAL.binlog_row_value_options").Scan(&options); err == nil && strings.Contains(strings.ToUpper(options), "PARTIAL_JSON") {
+			add("source: binlog_row_value_options is %s: vplayer does not apply partial JSON updates; set binlog_row_value_options='' (SET GLOBAL and in the server's configuration)", options)
 		}
 	}
 	if _, _, err := masterStatus(ctx, src); err != nil {
@@ -83,7 +91,7 @@ func Preflight(ctx context.Context, cfg Config) error {
 		add("%v", err)
 		return joinProblems(problems)
 	}
-	srcTables, err := columnCounts(ctx, src, cfg.Source.DB)
+	srcTables, err := tableColumns(ctx, src, cfg.Source.DB)
 	if err != nil {
 		if uerr := unreachable("source", err); uerr != nil {
 			return uerr
@@ -95,7 +103,7 @@ func Preflight(ctx context.Context, cfg Config) error {
 	if targetDB == "" {
 		targetDB = cfg.Source.DB
 	}
-	tgtTables, err := columnCounts(ctx, tgt, targetDB)
+	tgtTables, err := tableColumns(ctx, tgt, targetDB)
 	if err != nil {
 		if uerr := unreachable("target", err); uerr != nil {
 			return uerr
@@ -111,13 +119,14 @@ func Preflight(ctx context.Context, cfg Config) error {
 			continue
 		}
 		matched++
-		n, ok := tgtTables[name]
+		cols, ok := tgtTables[name]
 		switch {
 		case !ok && copying:
 		case !ok:
 			add("target: table %s.%s does not exist: create it with the source's definition (SHOW CREATE TABLE %s.%s on the source)", targetDB, name, cfg.Source.DB, name)
-		case n != srcTables[name]:
-			add("target: table %s.%s has %d columns, the source's %s.%s has %d: make the definitions match", targetDB, name, n, cfg.Source.DB, name, srcTables[name])
+		case sharedColumnsDiffer(srcTables[name], cols) != "":
+			add("target: table %s.%s does not match the source's %s.%s: %s: make the columns they share match, in the same order (either side may have more columns after them)",
+				targetDB, name, cfg.Source.DB, name, sharedColumnsDiffer(srcTables[name], cols))
 		default:
 			warnKeyless(ctx, cfg, tgt, targetDB, name)
 		}
@@ -160,26 +169,38 @@ func joinProblems(problems []string) error {
 	return fmt.Errorf("%w:\n  %s", ErrPreflight, strings.Join(problems, "\n  "))
 }
 
-func columnCounts(ctx context.Context, db *sql.DB, schema string) (map[string]int, error) {
-	rows, err := db.QueryContext(ctx, `SELECT t.TABLE_NAME, COUNT(c.COLUMN_NAME) FROM information_schema.TABLES t
+// tableColumns returns the column names of each base table of schema, in ordinal order.
+func tableColumns(ctx context.Context, db *sql.DB, schema string) (map[string][]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT t.TABLE_NAME, c.COLUMN_NAME FROM information_schema.TABLES t
 JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME
-WHERE t.TABLE_SCHEMA = ? AND t.TABLE_TYPE = 'BASE TABLE' GROUP BY t.TABLE_NAME`, schema)
+WHERE t.TABLE_SCHEMA = ? AND t.TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') ORDER BY t.TABLE_NAME, c.ORDINAL_POSITION`, schema)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[string][]string{}
 	for rows.Next() {
-		var name string
-		var n int
-		if err := rows.Scan(&name, &n); err != nil {
+		var table, col string
+		if err := rows.Scan(&table, &col); err != nil {
 			return nil, err
 		}
-		out[name] = n
+		out[table] = append(out[table], col)
 	}
 	return out, rows.Err()
 }
 
-func sortedKeys(m map[string]int) []string {
+// sharedColumnsDiffer describes the first column the two tables' shared columns (the first of
+// each, as many as the shorter has) differ in, by name; empty when they agree. Columns after
+// the shared ones, on either side, replicate as on a native replica.
+func sharedColumnsDiffer(src, tgt []string) string {
+	for i := range min(len(src), len(tgt)) {
+		if !strings.EqualFold(src[i], tgt[i]) {
+			return fmt.Sprintf("column %d is %s on the source but %s on the target", i+1, src[i], tgt[i])
+		}
+	}
+	return ""
+}
+
+func sortedKeys(m map[string][]string) []string {
 	return slices.Sorted(maps.Keys(m))
 }
