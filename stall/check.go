@@ -39,6 +39,12 @@ type Snapshot struct {
 	// started.
 	CopyStatement      string
 	CopyStatementSince time.Time
+	// HoldCheckSince is when the check in flight that decides whether the stream is held on
+	// purpose (a throttle: the target's load, its replicas' lag, a manual throttle) started;
+	// zero when none is in flight. HoldCheck names it. Time held is never a stall (SPEC 4.5),
+	// but a check that hangs is.
+	HoldCheck      string
+	HoldCheckSince time.Time
 }
 
 // Check decides whether s shows a stall at now. Pure: the same arguments give
@@ -52,7 +58,9 @@ type Snapshot struct {
 //   - heartbeat: now - HeartbeatSince >= cfg.HeartbeatInterval, with Cause
 //     "recording took longer than <interval>";
 //   - copy: now - CopySince >= cfg.ProgressDeadline, a [Copy] error, after the
-//     relay-log and applier conditions and before the heartbeat one.
+//     relay-log and applier conditions and before the heartbeat one;
+//   - throttle: now - HoldCheckSince >= cfg.ProgressDeadline, a [Throttle]
+//     error naming the check, after the copy condition.
 //
 // When the relay-log or the applier condition fires while the reader is
 // blocked, the error is a [RelayLog] one, whichever of the two clocks ran out
@@ -65,9 +73,12 @@ type Snapshot struct {
 // after now at which a condition in s could fire, or the zero time when none
 // is pending; when err is non-nil, next is the zero time.
 func Check(cfg Config, s Snapshot, now time.Time) (next time.Time, err error) {
-	var relayAt, workAt, heartbeatAt, copyAt time.Time
+	var relayAt, workAt, heartbeatAt, copyAt, holdAt time.Time
 	if cfg.ProgressDeadline > 0 && !s.CopySince.IsZero() {
 		copyAt = s.CopySince.Add(cfg.ProgressDeadline)
+	}
+	if cfg.ProgressDeadline > 0 && !s.HoldCheckSince.IsZero() {
+		holdAt = s.HoldCheckSince.Add(cfg.ProgressDeadline)
 	}
 	if cfg.ProgressDeadline > 0 {
 		if !s.RelayBlockedSince.IsZero() {
@@ -103,6 +114,9 @@ func Check(cfg Config, s Snapshot, now time.Time) (next time.Time, err error) {
 		}
 		return time.Time{}, e
 	}
+	if reached(holdAt, now) {
+		return time.Time{}, &Error{Detector: Throttle, For: now.Sub(s.HoldCheckSince), Statement: s.HoldCheck}
+	}
 	if reached(heartbeatAt, now) {
 		return time.Time{}, &Error{
 			Detector: Heartbeat,
@@ -110,7 +124,7 @@ func Check(cfg Config, s Snapshot, now time.Time) (next time.Time, err error) {
 			Cause:    fmt.Errorf("recording took longer than %v", cfg.HeartbeatInterval),
 		}
 	}
-	return earliest(relayAt, workAt, copyAt, heartbeatAt), nil
+	return earliest(relayAt, workAt, copyAt, holdAt, heartbeatAt), nil
 }
 
 // reached reports whether the deadline at is set and not after now.

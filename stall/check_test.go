@@ -97,6 +97,28 @@ func TestCheck(t *testing.T) {
 			wantFor: deadline,
 		},
 		{
+			name:     "throttle check just before deadline",
+			cfg:      cfg,
+			snap:     Snapshot{HoldCheckSince: t0, HoldCheck: "replica lag of replica1"},
+			now:      t0.Add(deadline - ms),
+			wantNext: t0.Add(deadline),
+		},
+		{
+			name:    "throttle check at deadline",
+			cfg:     cfg,
+			snap:    Snapshot{HoldCheckSince: t0, HoldCheck: "replica lag of replica1"},
+			now:     t0.Add(deadline),
+			wantErr: "throttle check stalled: no progress for 5m0s while running replica lag of replica1: " + stalled,
+			wantDet: Throttle,
+			wantFor: deadline,
+		},
+		{
+			name: "throttle check, detector off",
+			cfg:  off,
+			snap: Snapshot{HoldCheckSince: t0, HoldCheck: "target load"},
+			now:  t0.Add(10 * deadline),
+		},
+		{
 			name: "copy, detector off",
 			cfg:  off,
 			snap: Snapshot{CopySince: t0},

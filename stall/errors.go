@@ -31,6 +31,10 @@ const (
 	// Copy: the copy phase held a chunk for the progress deadline without
 	// reading rows or completing a round trip (SPEC 7a).
 	Copy Detector = "copy"
+	// Throttle: a check that decides whether the stream is held on purpose (the
+	// target's load, its replicas' lag, a manual throttle) did not answer
+	// within the progress deadline (SPEC 4.5). Time held is never a stall.
+	Throttle Detector = "throttle"
 )
 
 // Error is a stall: a detector ran out of time. It wraps [ErrStalled] and,
@@ -65,6 +69,7 @@ type Error struct {
 //	applier stalled: no progress for <For> while applying <Statement>[ (transaction open for <TxnFor>)]: <ErrStalled>
 //	failed to record heartbeat: <Cause>: <ErrStalled>
 //	copy stalled: no progress for <For> while running <Statement>: <ErrStalled>
+//	throttle check stalled: no progress for <For> while running <Statement>: <ErrStalled>
 //
 // Durations are rounded to a unit that suits their size (5m2s, 1.5s, 100ms).
 func (e *Error) Error() string {
@@ -89,6 +94,8 @@ func (e *Error) Error() string {
 		e.writeNoProgress(&b, "applier", "applying", true)
 	case Copy:
 		e.writeNoProgress(&b, "copy", "running", false)
+	case Throttle:
+		e.writeNoProgress(&b, "throttle check", "running", false)
 	case Heartbeat:
 		b.WriteString("failed to record heartbeat: ")
 		if e.Cause != nil {
