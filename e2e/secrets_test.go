@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,4 +205,54 @@ func TestNoPasswordInOutputs(t *testing.T) {
 	check("the run's log", log)
 	check("the record and its log rows", e.dumpIn(sidecar))
 	t.Logf("checked: %s", strings.Join(outputs, "; "))
+}
+
+var servingProfiles = regexp.MustCompile(`msg="serving profiles".* addr=(\S+)`)
+
+// TestPprofHidesCommandLine runs vplayer with both passwords inline in its DSNs, where ps shows
+// them, and --pprof-addr: the profiles are served, but not /debug/pprof/cmdline, and no profile
+// page shows a password; --metrics-addr serves no profile at all. The servers are unreachable:
+// the process waits for them, serving, until SIGTERM.
+func TestPprofHidesCommandLine(t *testing.T) {
+	suffix := make([]byte, 4)
+	rand.Read(suffix)
+	pw := "Inline-" + hex.EncodeToString(suffix) + "-pw"
+	p := startProc(t, nil, "run", "--workflow", "pprof", "--start-pos", "current", "--retry-delay", "100ms",
+		"--source", "repl:"+pw+"@tcp(127.0.0.1:1)/shop", "--target", "vplayer:"+pw+"@tcp(127.0.0.1:1)/shop",
+		"--metrics-addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0")
+	metricsAddr := p.metricsAddr(30 * time.Second)
+	var m []string
+	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { m = servingProfiles.FindStringSubmatch(p.out.String()); return m != nil }) {
+		t.Fatalf("vplayer did not log its profiles address within 30s; output:\n%s", p.out.String())
+	}
+	pprofAddr := m[1]
+	// The test means something only if the command line holds the password.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.cmd.Process.Pid)); err == nil && !strings.Contains(string(b), pw) {
+		t.Fatalf("the process's command line lacks the inline password: %q", b)
+	}
+
+	if code, body := httpGet("http://" + pprofAddr + "/debug/pprof/cmdline"); code != http.StatusNotFound || strings.Contains(body, pw) {
+		t.Errorf("/debug/pprof/cmdline: %d %q, want 404 without the command line", code, body)
+	}
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=2", "/debug/pprof/symbol"} {
+		code, body := httpGet("http://" + pprofAddr + path)
+		if code != http.StatusOK {
+			t.Errorf("--pprof-addr %s: %d, want 200", path, code)
+		}
+		if strings.Contains(body, pw) {
+			t.Errorf("--pprof-addr %s shows the password", path)
+		}
+	}
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/cmdline"} {
+		if code, _ := httpGet("http://" + metricsAddr + path); code != http.StatusNotFound {
+			t.Errorf("--metrics-addr %s: %d, want 404: the profiles are served on --pprof-addr only", path, code)
+		}
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("vplayer exited with %d after SIGTERM, want 0", code)
+	}
+	if strings.Contains(p.out.String(), pw) {
+		t.Errorf("the run's log shows the password:\n%s", p.out.String())
+	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Handler serves /metrics from reg, /healthz from c and the runtime profiles under /debug/pprof/.
+// Handler serves /metrics from reg and /healthz from c.
 //
 // /healthz answers 200 "ok" while the stream runs and has made progress since its last error,
 // and 503 with the reason otherwise: starting, stalled or failed and not yet progressing again,
@@ -30,14 +30,29 @@ func Handler(reg *prometheus.Registry, c *Collector) http.Handler {
 		}
 		fmt.Fprintln(w, reason)
 	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "vplayer: /metrics /healthz")
+	})
+	return mux
+}
+
+// PprofHandler serves the Go runtime's profiles under /debug/pprof/ (the index, the named
+// profiles, profile, symbol and trace), for a listener of its own. It never serves the process's
+// command line: /debug/pprof/cmdline answers 404, since a DSN given with its password inline is
+// part of it.
+func PprofHandler() http.Handler {
+	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/cmdline", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "not served: the command line can hold a password", http.StatusNotFound)
+	})
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "vplayer: /metrics /healthz /debug/pprof/")
+		fmt.Fprintln(w, "vplayer: /debug/pprof/")
 	})
 	return mux
 }
@@ -50,7 +65,7 @@ func NewRegistry(c *Collector) *prometheus.Registry {
 	return reg
 }
 
-// Server is the HTTP server of --metrics-addr.
+// Server is an HTTP server of vplayer run: --metrics-addr's or --pprof-addr's.
 type Server struct {
 	ln  net.Listener
 	srv *http.Server

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -66,14 +67,53 @@ func TestServer(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
+	// The profiles have a listener of their own (--pprof-addr).
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/goroutine?debug=1", "/nope"} {
+		if code, _ := get(t, base+path); code != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, code)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Serve after Shutdown: %v, want nil", err)
+	}
+}
+
+// TestPprofHandler: the profiles are served, the command line is not.
+func TestPprofHandler(t *testing.T) {
+	srv, err := Listen("127.0.0.1:0", PprofHandler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	base := "http://" + srv.Addr().String()
+
 	if code, body := get(t, base+"/debug/pprof/"); code != http.StatusOK || !strings.Contains(body, "goroutine") {
 		t.Errorf("/debug/pprof/: %d, want 200 with the profiles", code)
 	}
-	if code, _ := get(t, base+"/debug/pprof/goroutine?debug=1"); code != http.StatusOK {
-		t.Errorf("/debug/pprof/goroutine: %d, want 200", code)
+	if code, body := get(t, base+"/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !strings.Contains(body, "goroutine profile") {
+		t.Errorf("/debug/pprof/goroutine?debug=1: %d, want 200 with the goroutines", code)
 	}
-	if code, _ := get(t, base+"/nope"); code != http.StatusNotFound {
-		t.Errorf("/nope: %d, want 404", code)
+	if code, _ := get(t, base+"/debug/pprof/symbol"); code != http.StatusOK {
+		t.Errorf("/debug/pprof/symbol: %d, want 200", code)
+	}
+	for _, path := range []string{"/debug/pprof/cmdline", "/debug/pprof/cmdline?debug=1", "/debug/pprof/cmdline/"} {
+		code, body := get(t, base+path)
+		if code != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, code)
+		}
+		for _, arg := range os.Args[1:] {
+			if len(arg) > 3 && strings.Contains(body, arg) {
+				t.Errorf("%s shows the command line's %q: %q", path, arg, body)
+			}
+		}
+	}
+	if code, _ := get(t, base+"/metrics"); code != http.StatusNotFound {
+		t.Errorf("/metrics on the profiles' listener: %d, want 404", code)
 	}
 	http.DefaultClient.CloseIdleConnections()
 	if err := srv.Shutdown(context.Background()); err != nil {

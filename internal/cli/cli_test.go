@@ -101,6 +101,7 @@ func TestMain_topLevel(t *testing.T) {
 		{"run --help", []string{"run", "--help"}, cli.ExitOK, "", "--vplayer-progress-deadline"},
 		{"status --help", []string{"status", "--help"}, cli.ExitOK, "", "--json"},
 		{"stop --help", []string{"stop", "--help"}, cli.ExitOK, "", "--workflow"},
+		{"run --help lists --pprof-addr", []string{"run", "--help"}, cli.ExitOK, "", "--pprof-addr"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

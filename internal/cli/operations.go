@@ -12,11 +12,20 @@ import (
 	"github.com/vplayer/vplayer/stream"
 )
 
-// validateOperations checks the run's operational flags: --metrics-addr and the TLS modes.
+// validateOperations checks the run's operational flags: --metrics-addr, --pprof-addr and the
+// TLS modes.
 func (f *runFlags) validateOperations() error {
 	if f.metricsAddr != "" {
 		if err := checkListenAddr(f.metricsAddr); err != nil {
 			return usagef("--metrics-addr %q: %v", f.metricsAddr, err)
+		}
+	}
+	if f.pprofAddr != "" {
+		if err := checkListenAddr(f.pprofAddr); err != nil {
+			return usagef("--pprof-addr %q: %v", f.pprofAddr, err)
+		}
+		if _, port, _ := net.SplitHostPort(f.pprofAddr); f.pprofAddr == f.metricsAddr && port != "0" {
+			return usagef("--pprof-addr %q is --metrics-addr's: the profiles have a listener of their own, e.g. 127.0.0.1:6060", f.pprofAddr)
 		}
 	}
 	for _, t := range []tlsFlags{f.sourceTLS, f.targetTLS} {
@@ -41,16 +50,17 @@ func checkListenAddr(addr string) error {
 }
 
 // operations are what a run serves operators besides replication: the metrics collector (read by
-// /metrics, /healthz and the progress line), the metrics server and the progress logger.
+// /metrics, /healthz and the progress line), the metrics and profiles servers and the progress
+// logger.
 type operations struct {
 	col          *metrics.Collector
-	stopServer   func()
+	stopServers  []func()
 	stopProgress context.CancelFunc
 	progressDone chan struct{}
 }
 
-// startOperations creates the collector, starts serving --metrics-addr when set (a failure to
-// listen is an error: exit code 1) and the progress line. stop ends both.
+// startOperations creates the collector, starts serving --metrics-addr and --pprof-addr when set
+// (a failure to listen is an error: exit code 1) and the progress line. stop ends them all.
 func (f *runFlags) startOperations(ctx context.Context, log *slog.Logger) (*operations, error) {
 	o := &operations{
 		col: metrics.New(metrics.Options{Workflow: f.workflow, RelayLogMaxBytes: f.relayMaxSize, RelayLogMaxItems: f.relayMaxItems}),
@@ -60,7 +70,15 @@ func (f *runFlags) startOperations(ctx context.Context, log *slog.Logger) (*oper
 		if err != nil {
 			return nil, err
 		}
-		o.stopServer = stop
+		o.stopServers = append(o.stopServers, stop)
+	}
+	if f.pprofAddr != "" {
+		stop, err := servePprof(f.pprofAddr, log)
+		if err != nil {
+			o.stopAll()
+			return nil, err
+		}
+		o.stopServers = append(o.stopServers, stop)
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	o.stopProgress, o.progressDone = cancel, make(chan struct{})
@@ -76,11 +94,17 @@ func (o *operations) hook(cfg *stream.Config) {
 	cfg.OnStart, cfg.OnError, cfg.OnState = o.col.OnStart, o.col.OnError, o.col.OnState
 }
 
-// stop ends the progress line and shuts the metrics server down, waiting for both.
+// stop ends the progress line and shuts the servers down, waiting for them all.
 func (o *operations) stop() {
 	o.stopProgress()
 	<-o.progressDone
-	if o.stopServer != nil {
-		o.stopServer()
+	o.stopAll()
+}
+
+// stopAll shuts the servers started so far down.
+func (o *operations) stopAll() {
+	for _, stop := range o.stopServers {
+		stop()
 	}
+	o.stopServers = nil
 }

@@ -1,10 +1,18 @@
 package cli_test
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vplayer/vplayer/internal/cli"
 )
@@ -28,6 +36,9 @@ func TestRun_badOperationsFlags(t *testing.T) {
 		{"--source-tls-cert without key", map[string]string{"source-tls-cert": missing}, nil, []string{"--source-tls-cert and --source-tls-key"}},
 		{"unreadable --source-tls-key", map[string]string{"source-tls-mode": "required", "source-tls-cert": missing, "source-tls-key": dir}, nil, []string{"--source-tls-cert " + missing}},
 		{"--source-tls-ca with required", map[string]string{"source-tls-mode": "required", "source-tls-ca": missing}, nil, []string{"--source-tls-ca", "verify-ca or verify-identity"}},
+		{"--pprof-addr without port", map[string]string{"pprof-addr": "localhost"}, nil, []string{"--pprof-addr", "HOST:PORT"}},
+		{"--pprof-addr port too large", map[string]string{"pprof-addr": "127.0.0.1:70000"}, nil, []string{"--pprof-addr", "0 to 65535"}},
+		{"--pprof-addr is --metrics-addr", map[string]string{"pprof-addr": ":9100", "metrics-addr": ":9100"}, nil, []string{"--pprof-addr", "--metrics-addr", "listener of their own"}},
 		{"tls in the DSN and the flag", map[string]string{"source": badSource + "?tls=skip-verify", "source-tls-mode": "required"}, nil, []string{"--source has tls=skip-verify", "--source-tls-mode"}},
 	}
 	for _, tt := range tests {
@@ -73,6 +84,139 @@ func TestRun_metricsAddrInUse(t *testing.T) {
 	if strings.Contains(r.stderr, "not reachable") {
 		t.Errorf("stderr %q: a connection was attempted before listening", r.stderr)
 	}
+}
+
+// TestRun_pprofAddrInUse: a --pprof-addr that cannot be listened on fails the run with exit code
+// 1, naming the flag, before any connection.
+func TestRun_pprofAddrInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	args := runArgs(map[string]string{"metrics-addr": "127.0.0.1:0", "pprof-addr": ln.Addr().String()})
+	r := runMain(t, args...)
+	if r.code != cli.ExitError {
+		t.Fatalf("Main(%q): exit %d, want %d (%v)", args, r.code, cli.ExitError, r)
+	}
+	for _, w := range []string{"--pprof-addr " + ln.Addr().String(), "address already in use"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr %q, want it to contain %q", r.stderr, w)
+		}
+	}
+	if strings.Contains(r.stderr, "not reachable") {
+		t.Errorf("stderr %q: a connection was attempted before listening", r.stderr)
+	}
+}
+
+// servedAddr matches the address a run logs it serves what on.
+func servedAddr(what string) *regexp.Regexp {
+	return regexp.MustCompile(`msg="serving ` + what + `" .*addr=(\S+)`)
+}
+
+// TestRun_pprofOnlyWithItsFlag: the profiles are served on --pprof-addr alone, never on
+// --metrics-addr, and never the command line.
+func TestRun_pprofOnlyWithItsFlag(t *testing.T) {
+	for _, withPprof := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pprof %v", withPprof), func(t *testing.T) {
+			set := map[string]string{"metrics-addr": "127.0.0.1:0", "retry-delay": "50ms"}
+			if withPprof {
+				set["pprof-addr"] = "127.0.0.1:0"
+			}
+			args := runArgs(set)
+			var metricsAddr, pprofAddr string
+			r := runWhile(t, args, func(stderr string) bool {
+				m := servedAddr("metrics").FindStringSubmatch(stderr)
+				if m == nil {
+					return false
+				}
+				metricsAddr = m[1]
+				if withPprof {
+					p := servedAddr("profiles").FindStringSubmatch(stderr)
+					if p == nil {
+						return false
+					}
+					pprofAddr = p[1]
+				}
+				return true
+			}, func() {
+				for _, path := range []string{"/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/goroutine?debug=1"} {
+					if code, _ := httpGet(t, "http://"+metricsAddr+path); code != http.StatusNotFound {
+						t.Errorf("--metrics-addr %s: %d, want 404", path, code)
+					}
+				}
+				if !withPprof {
+					return
+				}
+				if code, body := httpGet(t, "http://"+pprofAddr+"/debug/pprof/"); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+					t.Errorf("--pprof-addr /debug/pprof/: %d, want 200 with the profiles", code)
+				}
+				if code, body := httpGet(t, "http://"+pprofAddr+"/debug/pprof/goroutine?debug=2"); code != http.StatusOK || strings.Contains(body, dsnPassword) {
+					t.Errorf("--pprof-addr goroutine stacks: %d (want 200), password shown: %v", code, strings.Contains(body, dsnPassword))
+				}
+				if code, body := httpGet(t, "http://"+pprofAddr+"/debug/pprof/cmdline"); code != http.StatusNotFound || strings.Contains(body, dsnPassword) {
+					t.Errorf("--pprof-addr /debug/pprof/cmdline: %d %q, want 404 without the command line", code, body)
+				}
+			})
+			if r.code != cli.ExitOK {
+				t.Errorf("Main(%q): exit %d after SIGTERM, want %d (%v)", args, r.code, cli.ExitOK, r)
+			}
+			if got := strings.Contains(r.stderr, "serving profiles"); got != withPprof {
+				t.Errorf("stderr says serving profiles: %v, want %v: %q", got, withPprof, r.stderr)
+			}
+			assertNoSecrets(t, r, dsnPassword)
+		})
+	}
+}
+
+// runWhile calls cli.Main, waits until ready holds of its stderr, calls check, then sends this
+// process SIGTERM (Main has its signal handler installed once it logs) and returns Main's result.
+func runWhile(t *testing.T, args []string, ready func(stderr string) bool, check func()) result {
+	t.Helper()
+	var stderr syncBuffer
+	done := make(chan result, 1)
+	go func() {
+		var stdout bytes.Buffer
+		code := cli.Main(args, &stdout, &stderr)
+		done <- result{code, stdout.String(), stderr.String()}
+	}()
+	deadline := time.After(mainTimeout)
+	for !ready(stderr.String()) {
+		select {
+		case r := <-done:
+			t.Fatalf("Main(%q) returned before it was ready: %v", args, r)
+		case <-deadline:
+			t.Fatalf("Main(%q) not ready within %v; stderr %q", args, mainTimeout, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	check()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(mainTimeout):
+		t.Fatalf("Main(%q) did not return within %v of SIGTERM", args, mainTimeout)
+		return result{}
+	}
+}
+
+// httpGet returns the status and body of a GET.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }
 
 // TestStatus_badTLSFlags: status and stop take the target's TLS flags.

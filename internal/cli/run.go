@@ -31,6 +31,7 @@ type runFlags struct {
 	sourceHeartbeat, retryDelay, maxRetryTime    time.Duration
 	relayMaxSize, relayMaxItems                  int
 	onDDL, metricsAddr, logFormat, sidecar       string
+	pprofAddr                                    string
 	execMode                                     string
 	applyWorkers                                 int
 	allowTriggers                                bool
@@ -65,7 +66,8 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.StringVar(&f.execMode, "exec-mode", d.ExecMode, "a row change whose row is absent on the target, or an insert of a key it has: strict (a terminal error naming the table, key, position and GTID) or idempotent (write the after image, skip the delete, count and log each)")
 	fs.IntVar(&f.applyWorkers, "apply-workers", d.ApplyWorkers, "target sessions applying batches with disjoint writesets (table and key values) at once; batches commit in source order, each with its position")
 	fs.BoolVar(&f.allowTriggers, "allow-target-triggers", false, "let replicated target tables keep their triggers, which then fire again for each replicated row (the binlog already carries their effects); without it a trigger fails preflight")
-	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /debug/pprof/ on HOST:PORT, e.g. :9100; port 0 picks one (default: off)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics and /healthz on HOST:PORT, e.g. :9100; port 0 picks one (default: off)")
+	fs.StringVar(&f.pprofAddr, "pprof-addr", "", "serve Go's profiles under /debug/pprof/ on HOST:PORT, apart from the metrics: give it a loopback address, e.g. 127.0.0.1:6060 (default: off; the command line is never served)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.Uint32Var(&f.serverID, "server-id", 0, "replica server id to register with the source (default: derived from the workflow name)")
 	fs.StringVar(&f.sidecar, "sidecar-db", d.Sidecar, "target database holding the vreplication record tables")
