@@ -102,6 +102,7 @@ func TestMain_topLevel(t *testing.T) {
 		{"status --help", []string{"status", "--help"}, cli.ExitOK, "", "--json"},
 		{"stop --help", []string{"stop", "--help"}, cli.ExitOK, "", "--workflow"},
 		{"run --help lists --pprof-addr", []string{"run", "--help"}, cli.ExitOK, "", "--pprof-addr"},
+		{"run --help lists --log-level", []string{"run", "--help"}, cli.ExitOK, "", "--log-level"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,6 +166,8 @@ var badRunTests = []struct {
 	{"bad --on-ddl", map[string]string{"on-ddl": "drop"}, nil, []string{"--on-ddl", `"drop"`, "ignore, stop, exec or exec_ignore"}},
 	{"bad --exec-mode", map[string]string{"exec-mode": "lenient"}, nil, []string{"--exec-mode", `"lenient"`, "strict or idempotent"}},
 	{"bad --log-format", map[string]string{"log-format": "xml"}, nil, []string{"--log-format", `"xml"`, "text or json"}},
+	{"bad --log-level", map[string]string{"log-level": "verbose"}, nil, []string{"--log-level", `"verbose"`, "debug, info, warn or error"}},
+	{"--log-level in upper case", map[string]string{"log-level": "INFO"}, nil, []string{"--log-level", `"INFO"`}},
 	{"--heartbeat-update-interval 0", map[string]string{"heartbeat-update-interval": "0"}, nil, []string{"--heartbeat-update-interval", "positive"}},
 	{"--heartbeat-update-interval 61s", map[string]string{"heartbeat-update-interval": "61s"}, nil, []string{"--heartbeat-update-interval", "at most 1m0s"}},
 	{"--heartbeat-update-interval not a duration", map[string]string{"heartbeat-update-interval": "soon"}, nil, []string{"heartbeat-update-interval", "soon"}},

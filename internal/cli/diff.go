@@ -27,6 +27,7 @@ var errDiffers = errors.New("differences found")
 // diffFlags are vplayer diff's settings.
 type diffFlags struct {
 	workflow, source, target, sidecar, logFormat string
+	logLevel                                     string
 	tables                                       []string
 	chunkSize, maxKeys                           int
 	waitTimeout                                  time.Duration
@@ -47,6 +48,7 @@ func newDiffFlags(stderr io.Writer) (*pflag.FlagSet, *diffFlags) {
 	fs.IntVar(&f.maxKeys, "max-keys", 10, "keys listed per table for each kind of difference")
 	fs.DurationVar(&f.waitTimeout, "wait-timeout", 5*time.Minute, "how long to wait for the workflow to pause, or to reach the source snapshot")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format of the progress lines on stderr: text or json")
+	fs.StringVar(&f.logLevel, "log-level", "info", "lowest level logged: debug, info, warn or error")
 	f.sourceTLS.register(fs, "source")
 	f.targetTLS.register(fs, "target")
 	return fs, f
@@ -65,10 +67,8 @@ func (f *diffFlags) validate() error {
 	if f.waitTimeout <= 0 {
 		return usagef("--wait-timeout is %v: it must be above 0", f.waitTimeout)
 	}
-	switch f.logFormat {
-	case "text", "json":
-	default:
-		return usagef("--log-format is %q: want text or json", f.logFormat)
+	if err := validateLog(f.logFormat, f.logLevel); err != nil {
+		return err
 	}
 	if _, err := binlog.NewFilter("db", f.tables); err != nil {
 		return usagef("%v", err)
@@ -104,7 +104,7 @@ func diffCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	logger, flushLog := newLogger(f.logFormat, stderr, f.workflow)
+	logger, flushLog := newLogger(f.logFormat, f.logLevel, stderr, f.workflow)
 	defer flushLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

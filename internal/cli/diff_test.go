@@ -25,6 +25,7 @@ func TestDiff_badUsage(t *testing.T) {
 		{"--wait-timeout 0", append(ok, "--wait-timeout", "0"), []string{"--wait-timeout", "above 0"}},
 		{"bad --tables", append(ok, "--tables", "/x(/"), []string{"--tables", "/x(/"}},
 		{"bad --log-format", append(ok, "--log-format", "xml"), []string{"--log-format"}},
+		{"bad --log-level", append(ok, "--log-level", "loud"), []string{"--log-level", `"loud"`}},
 		{"malformed DSN", []string{"diff", "--workflow", "orders", "--source", "root:" + dsnPassword + "@tcp(127.0.0.1:1/x", "--target", badTarget}, []string{"--source", "DSN"}},
 		{"extra argument", append(ok, "leftover"), []string{"unexpected", "leftover"}},
 	}

@@ -169,6 +169,39 @@ func TestRun_pprofOnlyWithItsFlag(t *testing.T) {
 	}
 }
 
+// TestRun_logLevel: --log-level drops the lines below it; the retry line carries the error and
+// the delay as attributes besides its text (SPEC 4.4).
+func TestRun_logLevel(t *testing.T) {
+	tests := []struct {
+		level, format string
+		want, notWant []string
+	}{
+		{"info", "text", []string{"level=INFO", "level=ERROR", `retry_after=50ms`, `error="preflight: source not reachable: `}, []string{"level=DEBUG"}},
+		{"error", "text", []string{"level=ERROR", "will retry after 50ms"}, []string{"level=INFO", "level=WARN"}},
+		{"warn", "json", []string{`"level":"ERROR"`, `"retry_after":"50ms"`, `"error":"preflight: source not reachable: `}, []string{`"level":"INFO"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.level+" "+tt.format, func(t *testing.T) {
+			args := runArgs(map[string]string{"log-level": tt.level, "log-format": tt.format, "retry-delay": "50ms", "metrics-addr": "127.0.0.1:0"})
+			r := runUntilRetried(t, 3, args...)
+			if r.code != cli.ExitOK {
+				t.Errorf("Main(%q): exit %d after SIGTERM, want %d (%v)", args, r.code, cli.ExitOK, r)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("--log-level %s: stderr %q, want %q", tt.level, r.stderr, w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(r.stderr, w) {
+					t.Errorf("--log-level %s: stderr %q has %q", tt.level, r.stderr, w)
+				}
+			}
+			assertNoSecrets(t, r, dsnPassword)
+		})
+	}
+}
+
 // runWhile calls cli.Main, waits until ready holds of its stderr, calls check, then sends this
 // process SIGTERM (Main has its signal handler installed once it logs) and returns Main's result.
 func runWhile(t *testing.T, args []string, ready func(stderr string) bool, check func()) result {

@@ -31,7 +31,7 @@ type runFlags struct {
 	sourceHeartbeat, retryDelay, maxRetryTime    time.Duration
 	relayMaxSize, relayMaxItems                  int
 	onDDL, metricsAddr, logFormat, sidecar       string
-	pprofAddr                                    string
+	pprofAddr, logLevel                          string
 	execMode                                     string
 	applyWorkers                                 int
 	allowTriggers                                bool
@@ -69,6 +69,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve /metrics and /healthz on HOST:PORT, e.g. :9100; port 0 picks one (default: off)")
 	fs.StringVar(&f.pprofAddr, "pprof-addr", "", "serve Go's profiles under /debug/pprof/ on HOST:PORT, apart from the metrics: give it a loopback address, e.g. 127.0.0.1:6060 (default: off; the command line is never served)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&f.logLevel, "log-level", "info", "lowest level logged: debug, info, warn or error")
 	fs.Uint32Var(&f.serverID, "server-id", 0, "replica server id to register with the source (default: derived from the workflow name)")
 	fs.StringVar(&f.sidecar, "sidecar-db", d.Sidecar, "target database holding the vreplication record tables")
 	f.sourceTLS.register(fs, "source")
@@ -86,12 +87,26 @@ func (f *runFlags) validate() error {
 	if err := f.settings().Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	switch f.logFormat {
-	case "text", "json":
-	default:
-		return usagef("--log-format is %q: want text or json", f.logFormat)
+	if err := validateLog(f.logFormat, f.logLevel); err != nil {
+		return err
 	}
 	return f.validateOperations()
+}
+
+// logLevels are the values of --log-level.
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+// validateLog checks --log-format and --log-level.
+func validateLog(format, level string) error {
+	switch format {
+	case "text", "json":
+	default:
+		return usagef("--log-format is %q: want text or json", format)
+	}
+	if _, ok := logLevels[level]; !ok {
+		return usagef("--log-level is %q: want debug, info, warn or error", level)
+	}
+	return nil
 }
 
 // settings returns the stream settings the flags give, without the connections.
@@ -122,14 +137,16 @@ func (f *runFlags) settings() stream.Config {
 	}
 }
 
-// newLogger returns the logger of a run, every line carrying the workflow, repeated warnings and
-// errors rate-limited; flush logs the counts of repeats still suppressed, at exit.
-func newLogger(format string, w io.Writer, workflow string) (log *slog.Logger, flush func()) {
+// newLogger returns the logger of a run, in format (text or json), logging level (a key of
+// logLevels) and above, every line carrying the workflow, repeated warnings and errors
+// rate-limited; flush logs the counts of repeats still suppressed, at exit.
+func newLogger(format, level string, w io.Writer, workflow string) (log *slog.Logger, flush func()) {
+	opts := &slog.HandlerOptions{Level: logLevels[level]}
 	var h slog.Handler
 	if format == "json" {
-		h = slog.NewJSONHandler(w, nil)
+		h = slog.NewJSONHandler(w, opts)
 	} else {
-		h = slog.NewTextHandler(w, nil)
+		h = slog.NewTextHandler(w, opts)
 	}
 	rh := newRepeatHandler(h, repeatWindow, time.Now)
 	return slog.New(rh).With("workflow", workflow), func() { rh.Flush(context.Background()) }
@@ -180,7 +197,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		serverID = binlog.ServerIDFor(f.workflow)
 	}
 
-	logger, flushLog := newLogger(f.logFormat, stderr, f.workflow)
+	logger, flushLog := newLogger(f.logFormat, f.logLevel, stderr, f.workflow)
 	defer flushLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -277,7 +294,7 @@ func preflight(ctx context.Context, cfg stream.Config) error {
 		if cfg.OnState != nil {
 			cfg.OnState(stream.StateRetrying)
 		}
-		cfg.Logger.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", cfg.Workflow, cfg.RetryDelay, err))
+		logRetry(cfg.Logger, cfg.Workflow, cfg.RetryDelay, err)
 		t := time.NewTimer(cfg.RetryDelay)
 		select {
 		case <-ctx.Done():
@@ -286,4 +303,11 @@ func preflight(ctx context.Context, cfg stream.Config) error {
 		case <-t.C:
 		}
 	}
+}
+
+// logRetry logs a stream error that is retried after delay: SPEC 4.4's line, with the error and
+// the delay as the attributes error and retry_after as well, for log pipelines that read fields.
+func logRetry(log *slog.Logger, workflow string, delay time.Duration, err error) {
+	log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", workflow, delay, err),
+		slog.String("error", err.Error()), slog.String("retry_after", delay.String()))
 }
