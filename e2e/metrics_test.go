@@ -3,6 +3,7 @@ package e2e
 import (
 	"crypto/rand"
 	"net/http"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,6 +50,9 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 	if got := m.get(t, "vplayer_relaylog_max_bytes"); got != 250000 {
 		t.Errorf("vplayer_relaylog_max_bytes=%v, want 250000", got)
+	}
+	if got := m.get(t, "vplayer_build_info", "workflow", e.workflow, "goversion", runtime.Version()); got != 1 {
+		t.Errorf("vplayer_build_info=%v, want 1", got)
 	}
 
 	// A workload: 300 transactions of one row each.

@@ -45,6 +45,8 @@ type Options struct {
 	Workflow string
 	// RelayLogMaxBytes and RelayLogMaxItems are the relay log's bounds, reported as gauges.
 	RelayLogMaxBytes, RelayLogMaxItems int
+	// Build labels vplayer_build_info.
+	Build Build
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }

@@ -317,3 +317,23 @@ func TestCollector_SkippedExecuted(t *testing.T) {
 		t.Errorf("SkippedExecuted after a second attempt=%d, want %d (5 + 2)", got, want)
 	}
 }
+
+// TestCollector_buildInfo: vplayer_build_info is 1 with the binary's labels in every state, the
+// first attempt's start included, so that a scrape of any vplayer process has it.
+func TestCollector_buildInfo(t *testing.T) {
+	clk := &clock{t: t0}
+	col := New(Options{Workflow: "orders", Build: Build{Version: "v1.2.3", Revision: "0123abcd", GoVersion: "go1.26.8"}, Now: clk.now})
+	want := `
+# HELP vplayer_build_info Always 1, in every state: the binary's module version, VCS revision and Go version as labels.
+# TYPE vplayer_build_info gauge
+vplayer_build_info{goversion="go1.26.8",revision="0123abcd",version="v1.2.3",workflow="orders"} 1
+`
+	for _, state := range append([]string{""}, States...) {
+		if state != "" {
+			col.OnState(state)
+		}
+		if err := testutil.CollectAndCompare(col, strings.NewReader(want), NameBuildInfo); err != nil {
+			t.Errorf("state %q: %v", state, err)
+		}
+	}
+}

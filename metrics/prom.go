@@ -34,7 +34,18 @@ const (
 	NameCopyRows              = "vplayer_copy_rows_total"
 	NameCopyTablesRemaining   = "vplayer_copy_tables_remaining"
 	NameCopySeconds           = "vplayer_copy_phase_seconds_total"
+	NameBuildInfo             = "vplayer_build_info"
 )
+
+// Build identifies the running binary: the labels of vplayer_build_info.
+type Build struct {
+	// Version is the main module's version: a release tag, a pseudo-version, or "(devel)".
+	Version string
+	// Revision is the VCS revision the binary was built from, or "unknown".
+	Revision string
+	// GoVersion is the Go toolchain that built it, e.g. "go1.26.8".
+	GoVersion string
+}
 
 // descs are the Collector's metric descriptions.
 type descs struct {
@@ -46,6 +57,7 @@ type descs struct {
 	skippedExecuted, applyRetries                             *prometheus.Desc
 	mismatches                                                *prometheus.Desc
 	copyRows, copyRemaining, copyTime                         *prometheus.Desc
+	buildInfo                                                 *prometheus.Desc
 }
 
 func newDescs(workflow string) descs {
@@ -83,6 +95,8 @@ func newDescs(workflow string) descs {
 		copyRows:      d(NameCopyRows, "Rows the copy phase committed to the target."),
 		copyRemaining: d(NameCopyTablesRemaining, "Tables whose copy is not done; 0 when the stream does not copy."),
 		copyTime:      d(NameCopySeconds, "Seconds this process spent in the copy phase."),
+		buildInfo: d(NameBuildInfo, "Always 1, in every state: the binary's module version, VCS revision and Go version as labels.",
+			"version", "revision", "goversion"),
 	}
 }
 
@@ -95,7 +109,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.relayBlocked, d.stalls,
 		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
 		d.errs, d.state, d.attempts, d.healthy, d.mismatches, d.skippedExecuted, d.applyRetries,
-		d.copyRows, d.copyRemaining, d.copyTime,
+		d.copyRows, d.copyRemaining, d.copyTime, d.buildInfo,
 	} {
 		ch <- x
 	}
@@ -156,6 +170,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(d.attempts, float64(s.Attempts))
 	gauge(d.healthy, boolFloat(s.Healthy))
+	b := c.opts.Build
+	gauge(d.buildInfo, 1, b.Version, b.Revision, b.GoVersion)
 }
 
 func boolFloat(b bool) float64 {

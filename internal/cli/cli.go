@@ -35,6 +35,7 @@ Usage:
   vplayer diff   --workflow W --source DSN --target DSN [flags]   compare source and target at one position
   vplayer demo                                                     replicate a live workload locally
   vplayer bench  [--mode catchup|insert|lag|all] [--quick]         time vplayer against native replication locally
+  vplayer version                                                  print the version, VCS revision and Go version (also --version)
 
 DSNs use the go-sql-driver form user:pass@tcp(host:port)/db. VPLAYER_SOURCE_PASSWORD and
 VPLAYER_TARGET_PASSWORD override the DSN passwords so they stay out of ps.
@@ -62,6 +63,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = demoCmd(args[1:], stdout, stderr)
 	case "bench":
 		err = benchCmd(args[1:], stdout, stderr)
+	case "version", "--version":
+		err = versionCmd(args[1:], stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, topUsage)
 		return ExitOK

@@ -101,6 +101,9 @@ func TestMain_topLevel(t *testing.T) {
 		{"run --help", []string{"run", "--help"}, cli.ExitOK, "", "--vplayer-progress-deadline"},
 		{"status --help", []string{"status", "--help"}, cli.ExitOK, "", "--json"},
 		{"stop --help", []string{"stop", "--help"}, cli.ExitOK, "", "--workflow"},
+		{"version", []string{"version"}, cli.ExitOK, "vplayer ", ""},
+		{"--version", []string{"--version"}, cli.ExitOK, "(revision ", ""},
+		{"version with an argument", []string{"version", "--json"}, cli.ExitUsage, "", "takes no arguments"},
 		{"run --help lists --pprof-addr", []string{"run", "--help"}, cli.ExitOK, "", "--pprof-addr"},
 		{"run --help lists --log-level", []string{"run", "--help"}, cli.ExitOK, "", "--log-level"},
 	}

@@ -63,7 +63,8 @@ type operations struct {
 // (a failure to listen is an error: exit code 1) and the progress line. stop ends them all.
 func (f *runFlags) startOperations(ctx context.Context, log *slog.Logger) (*operations, error) {
 	o := &operations{
-		col: metrics.New(metrics.Options{Workflow: f.workflow, RelayLogMaxBytes: f.relayMaxSize, RelayLogMaxItems: f.relayMaxItems}),
+		col: metrics.New(metrics.Options{Workflow: f.workflow, RelayLogMaxBytes: f.relayMaxSize, RelayLogMaxItems: f.relayMaxItems,
+			Build: readBuild().Build}),
 	}
 	if f.metricsAddr != "" {
 		stop, err := serveMetrics(f.metricsAddr, o.col, log)
