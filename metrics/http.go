@@ -61,8 +61,14 @@ func PprofHandler() http.Handler {
 // process's own registry, not the global one.
 func NewRegistry(c *Collector) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(c, prometheusGoCollector(), prometheusProcessCollector())
+	reg.MustRegister(registered(c)...)
 	return reg
+}
+
+// registered returns the collectors NewRegistry registers: every metric /metrics can show is
+// described by one of them.
+func registered(c *Collector) []prometheus.Collector {
+	return []prometheus.Collector{c, prometheusGoCollector(), prometheusProcessCollector()}
 }
 
 // Server is an HTTP server of vplayer run: --metrics-addr's or --pprof-addr's.
