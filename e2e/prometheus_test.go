@@ -25,9 +25,12 @@ import (
 const rulesFile = "../deploy/prometheus/vplayer-rules.yml"
 
 // TestPrometheusAlertsOnStall runs Debian's prometheus binary against a running vplayer with the
-// shipped rule file loaded: once Prometheus scrapes the process, a lock on the target stalls the
+// shipped rule file loaded, in a scrape job named as the Kubernetes Deployment's prometheus.io
+// annotations name it: once Prometheus scrapes the process, a lock on the target stalls the
 // applier, and Prometheus's HTTP API shows the VplayerStalled rule's own expression true for this
 // workflow, the alert pending or firing, and the lag series scraped and grown past the deadline.
+// Once the process has exited, VplayerDown's expression holds for the workflow and the alert is
+// pending.
 func TestPrometheusAlertsOnStall(t *testing.T) {
 	bin := prometheusBinary(t)
 	const deadline = 2 * time.Second
@@ -47,7 +50,8 @@ func TestPrometheusAlertsOnStall(t *testing.T) {
 	// The stall must come after Prometheus's first scrape, or the counter's first sample already
 	// holds it and increase sees no change.
 	prom.waitQuery(`vplayer_stalls_total{detector="applier",workflow="`+e.workflow+`"} == 0`, 30*time.Second, nonEmpty)
-	prom.waitQuery(`up{job="vplayer"} == 1`, 5*time.Second, nonEmpty)
+	prom.waitQuery(`up{job="`+scrapeJob+`"} == 1`, 5*time.Second, nonEmpty)
+	prom.waitQuery(`vplayer_build_info`+sel+` == 1`, 5*time.Second, nonEmpty)
 
 	release := e.lockRow("UPDATE " + e.db + ".kv SET v = v WHERE id = 1")
 	locked := time.Now()
@@ -80,6 +84,19 @@ func TestPrometheusAlertsOnStall(t *testing.T) {
 	if code := p.wait(10 * time.Second); code != 0 {
 		t.Errorf("vplayer exited with %d after SIGTERM, want 0", code)
 	}
+	// The process is gone: the next scrape fails.
+	down := ruleExpr(t, "VplayerDown")
+	res = prom.waitQuery(down, 15*time.Second, func(r []promSample) bool {
+		for _, s := range r {
+			if s.Metric["workflow"] == e.workflow && s.Metric["job"] == scrapeJob {
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("%s true once vplayer exited: %v", down, res)
+	alert = prom.waitAlert("VplayerDown", e.workflow, 10*time.Second)
+	t.Logf("alert %s %s: %v", alert.Labels["alertname"], alert.State, alert.Labels)
 	if err := prom.stop(); err != nil {
 		t.Errorf("stop prometheus: %v", err)
 	}
@@ -130,6 +147,10 @@ func ruleExpr(t *testing.T, alert string) string {
 	return ""
 }
 
+// scrapeJob is the scrape job's name: the one Prometheus's Kubernetes example configuration
+// gives the pods it finds through the prometheus.io annotations, as the Deployment's are.
+const scrapeJob = "kubernetes-pods"
+
 // promServer is a running prometheus process.
 type promServer struct {
 	t      *testing.T
@@ -157,10 +178,10 @@ func startPrometheus(t *testing.T, bin, target string) *promServer {
 rule_files:
   - %q
 scrape_configs:
-  - job_name: vplayer
+  - job_name: %s
     static_configs:
       - targets: [%q]
-`, rules, target)
+`, rules, scrapeJob, target)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
