@@ -397,7 +397,7 @@ func (c *cluster) verify(ctx context.Context) (map[string]bool, error) {
 	if len(bad) > 0 {
 		return equal, fmt.Errorf("target of %s does not equal the source", strings.Join(bad, ", "))
 	}
-	c.say("  every target equals the source (%d tables compared, every column as HEX())", len(tables)+1)
+	c.say("  every target equals the source (%d tables compared, every value exact)", len(tables)+1)
 	return equal, nil
 }
 

@@ -186,10 +186,11 @@ func (e *env) waitCaughtUp(timeout time.Duration) {
 	e.t.Fatalf("workflow did not catch up within %v: recorded %q, source at %q", timeout, last, want)
 }
 
-// assertEqual compares the workload tables row by row.
-func (e *env) assertEqual(tables []string) {
+// assertEqual compares tables row by row, every value exact (see compare.Tables). A table empty
+// on the source fails unless opts name it in compare.ExpectEmpty.
+func (e *env) assertEqual(tables []string, opts ...compare.Option) {
 	e.t.Helper()
-	rs, err := compare.Tables(e.ctx(), e.src, e.dst, e.db, e.db, tables)
+	rs, err := compare.Tables(e.ctx(), e.src, e.dst, e.db, e.db, tables, opts...)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -241,7 +241,7 @@ func (d *demo) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
 }
 
 func (d *demo) compare(ctx context.Context) error {
-	d.say("  comparing target with source, table by table, every column as HEX():")
+	d.say("  comparing target with source, table by table, every value exact (floats by their bits):")
 	rs, err := compare.Tables(ctx, d.src, d.dst, dbName, dbName, workload.Tables)
 	if err != nil {
 		return err
