@@ -76,7 +76,9 @@ func ExpectEmpty(tables ...string) Option {
 // Tables compares each table of srcDB on src with the same-named table of dstDB on dst, row by row
 // in one order of all columns, every column read in its exact form. A source column missing on
 // the target, or of another type there, is an error; columns only the target has are not
-// compared.
+// compared. Each table is read on one connection of each pool at a time, whose session time_zone
+// is set to UTC for the read and restored after it: src and dst may be the same pool only if it
+// allows two connections.
 func Tables(ctx context.Context, src, dst *sql.DB, srcDB, dstDB string, tables []string, opts ...Option) ([]Result, error) {
 	o := options{empty: map[string]bool{}}
 	for _, opt := range opts {
