@@ -45,6 +45,10 @@ type Control struct {
 	Owned bool
 	// Pos is the committed position.
 	Pos string
+	// ThrottleLeft is how long the manual throttle (vplayer throttle) still holds, on the
+	// target's clock; zero when none does. ThrottleReason is its reason.
+	ThrottleLeft   time.Duration
+	ThrottleReason string
 }
 
 // Control reads the record's control fields in one statement.
@@ -52,9 +56,12 @@ func (s *Store) Control(ctx context.Context, id int64) (Control, error) {
 	var c Control
 	var pause string
 	var live, owned bool
+	var left int64
 	err := s.db.QueryRowContext(ctx, "SELECT state, COALESCE(pause_pos, ''), pause_until >= "+nowMillis+
-		", owner, owner <> '' AND lease_until >= "+nowMillis+", pos FROM "+s.table("vreplication")+" WHERE id = ?", id).
-		Scan(&c.State, &pause, &live, &c.Owner, &owned, &c.Pos)
+		", owner, owner <> '' AND lease_until >= "+nowMillis+", pos, GREATEST(throttle_until - "+nowMillis+", 0), throttle_reason FROM "+
+		s.table("vreplication")+" WHERE id = ?", id).
+		Scan(&c.State, &pause, &live, &c.Owner, &owned, &c.Pos, &left, &c.ThrottleReason)
+	c.ThrottleLeft = time.Duration(left) * time.Millisecond
 	if err != nil {
 		return Control{}, fmt.Errorf("read workflow %d control: %w", id, err)
 	}

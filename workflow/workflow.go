@@ -103,6 +103,8 @@ func (s *Store) Init(ctx context.Context) error {
   ddl_pos varbinary(10000) DEFAULT NULL,
   sessions varbinary(10000) DEFAULT NULL,
   source_session varbinary(255) DEFAULT NULL,
+  throttle_until bigint NOT NULL DEFAULT 0,
+  throttle_reason varbinary(255) NOT NULL DEFAULT '',
   PRIMARY KEY (id),
   UNIQUE KEY workflow (workflow)
 ) ENGINE=InnoDB`,
@@ -139,6 +141,8 @@ var addedColumns = [][3]string{
 	{"vreplication", "ddl_pos", "varbinary(10000) DEFAULT NULL"},
 	{"vreplication", "sessions", "varbinary(10000) DEFAULT NULL"},
 	{"vreplication", "source_session", "varbinary(255) DEFAULT NULL"},
+	{"vreplication", "throttle_until", "bigint NOT NULL DEFAULT 0"},
+	{"vreplication", "throttle_reason", "varbinary(255) NOT NULL DEFAULT ''"},
 	{"copy_state", "deferred_keys", "blob DEFAULT NULL"},
 }
 

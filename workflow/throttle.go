@@ -1,0 +1,53 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ThrottleForever is the duration of a manual throttle without an end: it holds until
+// Unthrottle.
+const ThrottleForever time.Duration = 0
+
+// maxThrottleMillis is the throttle_until of a throttle without an end (the year 9999).
+const maxThrottleMillis = 253402214400000
+
+// Throttle holds workflow's stream back (vplayer throttle) for d (ThrottleForever: until
+// Unthrottle), whichever process owns it and across restarts: the record keeps the throttle's
+// end, on the target's clock, and its reason. It returns ErrNotFound for a workflow without a
+// record.
+func (s *Store) Throttle(ctx context.Context, workflow string, d time.Duration, reason string) error {
+	until := fmt.Sprintf("%d", maxThrottleMillis)
+	if d > 0 {
+		until = fmt.Sprintf("%s + %d", nowMillis, d.Milliseconds())
+	}
+	return s.setThrottle(ctx, workflow, "throttle_until = "+until+", throttle_reason = ?", Truncate255(reason))
+}
+
+// Unthrottle ends workflow's manual throttle, if any.
+func (s *Store) Unthrottle(ctx context.Context, workflow string) error {
+	return s.setThrottle(ctx, workflow, "throttle_until = 0, throttle_reason = ''")
+}
+
+func (s *Store) setThrottle(ctx context.Context, workflow, set string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE "+s.table("vreplication")+" SET "+set+" WHERE workflow = ?", append(args, workflow)...)
+	if err != nil {
+		return fmt.Errorf("set workflow %s throttle: %w", workflow, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		var found int
+		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+s.table("vreplication")+" WHERE workflow = ?", workflow).Scan(&found); err == nil && found == 0 {
+			return fmt.Errorf("workflow %s: %w", workflow, ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// Truncate255 cuts s to 255 bytes, the size of a short column such as throttle_reason.
+func Truncate255(s string) string {
+	if len(s) > 255 {
+		return s[:255]
+	}
+	return s
+}
