@@ -14,6 +14,7 @@ import (
 
 	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/throttle"
 	"github.com/vplayer/vplayer/copier"
 	"github.com/vplayer/vplayer/stall"
 )
@@ -64,6 +65,15 @@ type Config struct {
 	// writesets at once, committing in source order (applier.Config.Workers).
 	ApplyWorkers int
 	ServerID     uint32
+	// Holding back on purpose (SPEC 4.5). MaxLoad is --max-load: status variables of the target
+	// and their maximum values. ThrottleReplicas are --throttle-replicas, replicas of the target
+	// whose lag over MaxReplicaLag (--max-replica-lag) holds the stream; an unreachable one holds
+	// it too. ApplyDelay is --apply-delay: each source transaction is applied no earlier than
+	// its commit time plus the delay. A manual throttle (vplayer throttle) is always honoured.
+	MaxLoad          []throttle.Threshold
+	ThrottleReplicas []throttle.Replica
+	MaxReplicaLag    time.Duration
+	ApplyDelay       time.Duration
 	// CopyChunkRows and CopyChunkBytes bound one chunk of the copy phase (rows, and bytes of its
 	// INSERTs); 0 takes copier's defaults.
 	CopyChunkRows, CopyChunkBytes int
@@ -153,6 +163,12 @@ func (c Config) Validate() error {
 		if f.v < 0 {
 			bad("%s is %d: it must not be negative (0: the default)", f.flag, f.v)
 		}
+	}
+	if len(c.ThrottleReplicas) > 0 && c.MaxReplicaLag <= 0 {
+		bad("--max-replica-lag is %v: it must be positive with --throttle-replicas", c.MaxReplicaLag)
+	}
+	if c.ApplyDelay < 0 {
+		bad("--apply-delay is %v: it must not be negative (0: off)", c.ApplyDelay)
 	}
 	if c.LeaseTTL != 0 && c.LeaseTTL < time.Second {
 		bad("--lease-ttl is %v: it must be at least 1s", c.LeaseTTL)

@@ -10,6 +10,7 @@ import (
 	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/throttle"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -91,10 +92,19 @@ type gate struct {
 	pausedPos atomic.Value // string: last, when paused
 	resumed   atomic.Int64 // unix nanos of the last resume; 0 before any
 	notify    chan struct{}
+
+	// Holds on purpose (see hold.go): throttle, when set, holds at transaction boundaries;
+	// delay is --apply-delay. holding says Fetch waits on one of them, delayed is the group the
+	// delay holds.
+	throttle *throttle.Throttler
+	delay    time.Duration
+	now      func() time.Time
+	holding  atomic.Bool
+	delayed  atomic.Pointer[delayedGroup]
 }
 
 func newGate(relay applier.Fetcher, req *pauseRequest, flavor, start string) *gate {
-	g := &gate{relay: relay, req: req, flavor: flavor, last: start, notify: make(chan struct{}, 1)}
+	g := &gate{relay: relay, req: req, flavor: flavor, last: start, notify: make(chan struct{}, 1), now: time.Now}
 	g.pausedPos.Store("")
 	return g
 }
@@ -127,6 +137,22 @@ func (g *gate) Fetch(ctx context.Context) ([]*event.Event, error) {
 				continue
 			}
 		}
+		if !g.open && g.throttled() {
+			if err := g.waitHold(ctx, g.throttle.Changed()); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if len(g.held) > 0 && !g.open {
+			if at, wait := g.due(g.held, 0); wait {
+				g.setDelayed(g.held[0], at)
+				if err := g.waitHold(ctx, nil); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		g.endHold()
 		if g.paused.Load() {
 			// resumed first: a watchdog probe between the two stores must not see a relay log
 			// wait that began during the pause without the resume that excuses it.
@@ -149,12 +175,18 @@ func (g *gate) Fetch(ctx context.Context) ([]*event.Event, error) {
 func (g *gate) cut(items []*event.Event) []*event.Event {
 	active, at := g.req.get()
 	for i, e := range items {
+		if !g.open {
+			if _, wait := g.due(items, i); wait {
+				g.held = items[i:]
+				return items[:i]
+			}
+		}
 		switch e.Type {
 		case event.Begin:
 			g.open = true
 		case event.Commit, event.Skip, event.DDL, event.XAPrepare, event.XACommit, event.XARollback:
 			g.open, g.last, g.ok = false, e.Pos, false
-			if active && g.reached(at) {
+			if (active && g.reached(at)) || g.throttled() {
 				g.held = items[i+1:]
 				return items[:i+1]
 			}
@@ -191,7 +223,7 @@ func (g *gate) Paused() (bool, string) {
 // reader blocked on a full relay log because of a pause is not a stall, so the clock starts again
 // when the pause ends.
 func (g *gate) relayBlockedSince(since time.Time) time.Time {
-	if since.IsZero() || g.paused.Load() {
+	if since.IsZero() || g.paused.Load() || g.holding.Load() {
 		return time.Time{}
 	}
 	if r := g.resumed.Load(); r != 0 && since.Before(time.Unix(0, r)) {

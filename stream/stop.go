@@ -22,6 +22,7 @@ func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var w pauseWatch
+	var hw holdWatch
 	for {
 		select {
 		case <-ctx.Done():
@@ -37,7 +38,9 @@ func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
 		}
 		if err == nil {
 			s.followPause(qctx, c, gate, &w)
+			s.followThrottle(c)
 		}
+		s.followHold(qctx, gate, &hw)
 		cancel()
 		next := stopPollInterval
 		if w.raw != "" {

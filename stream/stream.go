@@ -18,6 +18,7 @@ import (
 	"github.com/vplayer/vplayer/heartbeat"
 	"github.com/vplayer/vplayer/relaylog"
 	"github.com/vplayer/vplayer/stall"
+	"github.com/vplayer/vplayer/throttle"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -57,6 +58,8 @@ type Stream struct {
 	msg    *messenger
 	lease  *workflow.Lease
 	pause  *pauseRequest // the vplayer diff pause in force, across attempts
+	// manual is the manual throttle (vplayer throttle) as the record last said, across attempts.
+	manual atomic.Pointer[throttle.Manual]
 
 	// verdict is the current attempt's reported error's fate: 0 not reported yet, verdictRetry
 	// or verdictTerminal. It is decided once, in report, so the log line, OnError and the retry
@@ -162,6 +165,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		return err
 	}
 	s.pause.set(ctl.Pause, s.flavor)
+	s.followThrottle(ctl)
 	ddlStarted, err := s.store.DDLStarted(sctx, s.id)
 	if err != nil {
 		return err
@@ -178,6 +182,9 @@ func (s *Stream) attempt(ctx context.Context) error {
 		fetch = cp.wrap(relay, rec.Pos)
 	}
 	gate := newGate(fetch, s.pause, s.flavor, rec.Pos)
+	th := throttle.New(throttle.Config{Target: s.cfg.Target, MaxLoad: s.cfg.MaxLoad, Replicas: s.cfg.ThrottleReplicas,
+		MaxReplicaLag: s.cfg.MaxReplicaLag, Manual: s.manualThrottle})
+	gate.throttle, gate.delay = th, s.cfg.ApplyDelay
 	hb := heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
 	// Held by a diff pause or a copy round, the applier receives no source heartbeats (they
 	// wait in the relay log): each idle turn while held counts as one, so that the record's
@@ -248,6 +255,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 			w := app.Work()
 			snap.ProgressSince, snap.TxnSince, snap.Statement, snap.StatementSince = w.ProgressSince, w.TxnSince, w.Statement, w.StatementSince
 			snap.HeartbeatSince = hb.InFlightSince()
+			snap.HoldCheck, snap.HoldCheckSince = th.InFlight()
 			if cp != nil {
 				cp.probe(&snap)
 			}
@@ -296,6 +304,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	})
 	g.Go(func() error { return first(app.Run(gctx, gate, rec.Pos)) })
 	g.Go(func() error { return first(dog.Run(gctx)) })
+	g.Go(func() error { return first(th.Run(gctx)) })
 	g.Go(func() error { return first(s.watchStop(gctx, gate)) })
 	g.Go(func() error { return first(s.watchLease(gctx)) })
 	if cp != nil {
