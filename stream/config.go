@@ -14,9 +14,9 @@ import (
 
 	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
-	"github.com/vplayer/vplayer/throttle"
 	"github.com/vplayer/vplayer/copier"
 	"github.com/vplayer/vplayer/stall"
+	"github.com/vplayer/vplayer/throttle"
 )
 
 // Source says how to reach the source and what to replicate.
