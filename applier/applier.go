@@ -330,6 +330,9 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 		}
 		if ie := (*InexactError)(nil); errors.As(err, &ie) && ie.Pos == "" {
 			_, ie.Pos = a.where(nil)
+		} else if errors.Is(err, ErrUnsupportedValue) {
+			gtid, from := a.where(nil)
+			err = fmt.Errorf("%w (source transaction %s, after position %s)", err, gtid, from)
 		}
 		if err != nil {
 			return err

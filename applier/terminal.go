@@ -31,6 +31,7 @@ func IsTerminal(err error) bool {
 		1064, // syntax error
 		1136, // column count doesn't match
 		1366, // incorrect value
+		1292, // incorrect value of a type (a UUID, INET6, date...) the target cannot take
 		1264, // out of range
 		1048, // column cannot be null
 		1364, // a column without a default value left out: a target column the source lacks
