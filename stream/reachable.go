@@ -79,7 +79,8 @@ func (s *Stream) retryWait(ctx context.Context, err error) error {
 		s.cfg.OnError(err, false)
 	}
 	s.notifyState(StateRetrying)
-	s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err))
+	s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err),
+		"error", err.Error(), "retry_after", s.cfg.RetryDelay.String())
 	t := time.NewTimer(s.cfg.RetryDelay)
 	defer t.Stop()
 	select {

@@ -35,11 +35,12 @@ func (s *Stream) report(err error) {
 	}
 	if terminal {
 		text := terminalText(err)
-		s.log.Error(fmt.Sprintf("error in stream %s, not retrying: %s", s.cfg.Workflow, text))
+		s.log.Error(fmt.Sprintf("error in stream %s, not retrying: %s", s.cfg.Workflow, text), "error", err.Error(), "terminal", true)
 		s.addLog(logTypeError, workflow.StateError, text)
 		return
 	}
-	s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err))
+	s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err),
+		"error", err.Error(), "retry_after", s.cfg.RetryDelay.String())
 	s.addLog(logTypeError, workflow.StateRunning, err.Error())
 	s.msg.set(err.Error())
 }
