@@ -37,7 +37,7 @@ const (
 )
 
 // Detectors are the stall detectors, the values of vplayer_stalls_total's detector label.
-var Detectors = []stall.Detector{stall.RelayLog, stall.Applier, stall.Heartbeat, stall.Copy}
+var Detectors = []stall.Detector{stall.RelayLog, stall.Applier, stall.Heartbeat, stall.Copy, stall.Throttle}
 
 // Options configures a Collector.
 type Options struct {
@@ -192,6 +192,14 @@ type Snapshot struct {
 	CopyRows            int64
 	CopyTime            time.Duration
 	CopyTablesRemaining int64
+	// Held is the time the stream was held on purpose (a throttle, --apply-delay), over all
+	// attempts; Hold is the kind of the hold in force (see throttle's Kind constants), "" when
+	// none.
+	Held time.Duration
+	Hold string
+	// SkippedStatements counts, over all attempts, data changes logged as statements that named
+	// no replicated table and were passed over.
+	SkippedStatements int64
 	// Healthy and Reason are what /healthz answers.
 	Healthy bool
 	Reason  string
@@ -218,6 +226,7 @@ func (c *Collector) Snapshot() Snapshot {
 		s.HeartbeatsPending = live.heartbeatsPending
 		s.RelayItems, s.RelayBytes = live.relayItems, live.relayBytes
 		s.CopyTablesRemaining = live.copyRemaining
+		s.Hold = live.hold
 		if live.lagKnown {
 			lagSince = live.lagSince
 		}
@@ -231,6 +240,7 @@ func (c *Collector) Snapshot() Snapshot {
 	s.SkippedExecuted = total.skippedExecuted
 	s.ApplyRetries = total.applyRetries
 	s.CopyRows, s.CopyTime = total.copyRows, total.copyTime
+	s.Held, s.SkippedStatements = total.held, total.skippedStatements
 	s.Lag = applier.LagAt(now, lagSince)
 	s.Healthy, s.Reason = c.healthLocked(total.saves + total.heartbeatsRecorded)
 	return s

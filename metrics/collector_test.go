@@ -194,6 +194,7 @@ func TestCollector_prometheus(t *testing.T) {
 		transactions: 7, rows: 21, commits: 3, saves: 3, heartbeatsReceived: 5, heartbeatsRecorded: 2, heartbeatsPending: 1,
 		blocked: 1500 * time.Millisecond, relayItems: 12, relayBytes: 3400,
 		lagSince: t0.Add(-3 * time.Second), lagKnown: true,
+		held: 2500 * time.Millisecond, hold: "manual", skippedStatements: 4,
 	}}
 	a.s.perCommit = [11]int64{1, 0, 2} // 1 commit of 1 transaction, 2 of 3..5
 	col.OnState(workflow.StateRunning)
@@ -212,12 +213,25 @@ vplayer_relaylog_items{workflow="orders"} 12
 # HELP vplayer_relaylog_blocked_seconds_total Seconds the binlog reader spent blocked on a full relay log.
 # TYPE vplayer_relaylog_blocked_seconds_total counter
 vplayer_relaylog_blocked_seconds_total{workflow="orders"} 1.5
-# HELP vplayer_stalls_total Stalls detected, by detector: relay_log, applier, heartbeat or copy.
+# HELP vplayer_stalls_total Stalls detected, by detector: relay_log, applier, heartbeat, copy or throttle (a throttle check that hung).
 # TYPE vplayer_stalls_total counter
 vplayer_stalls_total{detector="applier",workflow="orders"} 0
 vplayer_stalls_total{detector="copy",workflow="orders"} 0
 vplayer_stalls_total{detector="heartbeat",workflow="orders"} 0
 vplayer_stalls_total{detector="relay_log",workflow="orders"} 1
+vplayer_stalls_total{detector="throttle",workflow="orders"} 0
+# HELP vplayer_throttled 1 for the kind of the hold in force (load, replica_lag, manual, delay), 0 for the others: the stream holds back on purpose, which is never a stall.
+# TYPE vplayer_throttled gauge
+vplayer_throttled{reason="delay",workflow="orders"} 0
+vplayer_throttled{reason="load",workflow="orders"} 0
+vplayer_throttled{reason="manual",workflow="orders"} 1
+vplayer_throttled{reason="replica_lag",workflow="orders"} 0
+# HELP vplayer_throttled_seconds_total Seconds the stream was held on purpose: throttled or delayed.
+# TYPE vplayer_throttled_seconds_total counter
+vplayer_throttled_seconds_total{workflow="orders"} 2.5
+# HELP vplayer_skipped_statements_total Data changes the source logged as statements (binlog_format STATEMENT or MIXED) that named no replicated table, passed over.
+# TYPE vplayer_skipped_statements_total counter
+vplayer_skipped_statements_total{workflow="orders"} 4
 # HELP vplayer_errors_total Stream errors, by kind: stall, mysql_<error number>, terminal or other.
 # TYPE vplayer_errors_total counter
 vplayer_errors_total{kind="mysql_1205",workflow="orders"} 1
@@ -249,7 +263,8 @@ vplayer_transactions_per_commit_sum{workflow="orders"} 7
 vplayer_transactions_per_commit_count{workflow="orders"} 3
 `
 	if err := testutil.CollectAndCompare(col, strings.NewReader(want),
-		NameLag, NameRelayItems, NameRelayBlocked, NameStalls, NameErrors, NameState, NameTransactionsPerCommit); err != nil {
+		NameLag, NameRelayItems, NameRelayBlocked, NameStalls, NameErrors, NameState, NameTransactionsPerCommit,
+		NameThrottled, NameThrottledSeconds, NameSkippedStatements); err != nil {
 		t.Error(err)
 	}
 	problems, err := testutil.CollectAndLint(col)

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vplayer/vplayer/applier"
+	"github.com/vplayer/vplayer/throttle"
 )
 
 // Metric names. Every metric carries the constant label workflow.
@@ -35,7 +36,13 @@ const (
 	NameCopyTablesRemaining   = "vplayer_copy_tables_remaining"
 	NameCopySeconds           = "vplayer_copy_phase_seconds_total"
 	NameBuildInfo             = "vplayer_build_info"
+	NameThrottled             = "vplayer_throttled"
+	NameThrottledSeconds      = "vplayer_throttled_seconds_total"
+	NameSkippedStatements     = "vplayer_skipped_statements_total"
 )
+
+// HoldKinds are the values of vplayer_throttled's reason label.
+var HoldKinds = []string{throttle.KindLoad, throttle.KindReplicaLag, throttle.KindManual, throttle.KindDelay}
 
 // Build identifies the running binary: the labels of vplayer_build_info.
 type Build struct {
@@ -58,6 +65,7 @@ type descs struct {
 	mismatches                                                *prometheus.Desc
 	copyRows, copyRemaining, copyTime                         *prometheus.Desc
 	buildInfo                                                 *prometheus.Desc
+	throttled, throttledSeconds, skippedStatements            *prometheus.Desc
 }
 
 func newDescs(workflow string) descs {
@@ -78,7 +86,7 @@ func newDescs(workflow string) descs {
 		relayMaxBytes:      d(NameRelayMaxBytes, "The relay log's bound in bytes (--relay-log-max-size)."),
 		relayMaxItems:      d(NameRelayMaxItems, "The relay log's bound in events (--relay-log-max-items)."),
 		relayBlocked:       d(NameRelayBlocked, "Seconds the binlog reader spent blocked on a full relay log."),
-		stalls:             d(NameStalls, "Stalls detected, by detector: relay_log, applier, heartbeat or copy.", "detector"),
+		stalls:             d(NameStalls, "Stalls detected, by detector: relay_log, applier, heartbeat, copy or throttle (a throttle check that hung).", "detector"),
 		heartbeatsReceived: d(NameHeartbeatsReceived, "Heartbeat events received from the source."),
 		heartbeatsRecorded: d(NameHeartbeatsRecorded, "Heartbeats recorded in the workflow record (time_heartbeat writes committed)."),
 		heartbeatsPending:  d(NameHeartbeatsPending, "Heartbeats received and not yet covered by a recorded heartbeat."),
@@ -95,6 +103,10 @@ func newDescs(workflow string) descs {
 		copyRows:      d(NameCopyRows, "Rows the copy phase committed to the target."),
 		copyRemaining: d(NameCopyTablesRemaining, "Tables whose copy is not done; 0 when the stream does not copy."),
 		copyTime:      d(NameCopySeconds, "Seconds this process spent in the copy phase."),
+		throttled: d(NameThrottled, "1 for the kind of the hold in force (load, replica_lag, manual, delay), 0 for the others: the stream holds back on purpose, "+
+			"which is never a stall.", "reason"),
+		throttledSeconds:  d(NameThrottledSeconds, "Seconds the stream was held on purpose: throttled or delayed."),
+		skippedStatements: d(NameSkippedStatements, "Data changes the source logged as statements (binlog_format STATEMENT or MIXED) that named no replicated table, passed over."),
 		buildInfo: d(NameBuildInfo, "Always 1, in every state: the binary's module version, VCS revision and Go version as labels.",
 			"version", "revision", "goversion"),
 	}
@@ -110,6 +122,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
 		d.errs, d.state, d.attempts, d.healthy, d.mismatches, d.skippedExecuted, d.applyRetries,
 		d.copyRows, d.copyRemaining, d.copyTime, d.buildInfo,
+		d.throttled, d.throttledSeconds, d.skippedStatements,
 	} {
 		ch <- x
 	}
@@ -155,6 +168,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	counter(d.copyRows, float64(s.CopyRows))
 	gauge(d.copyRemaining, float64(s.CopyTablesRemaining))
 	counter(d.copyTime, s.CopyTime.Seconds())
+	for _, k := range HoldKinds {
+		gauge(d.throttled, boolFloat(k == s.Hold), k)
+	}
+	counter(d.throttledSeconds, s.Held.Seconds())
+	counter(d.skippedStatements, float64(s.SkippedStatements))
 	for _, kind := range sortedKeys(s.Errors) {
 		counter(d.errs, float64(s.Errors[kind]), kind)
 	}

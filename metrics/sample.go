@@ -38,6 +38,11 @@ type sample struct {
 	copyTime      time.Duration
 	copyRemaining int64
 	copying       bool
+
+	// held is the attempt's time held on purpose; hold the hold in force (a gauge).
+	held              time.Duration
+	hold              string // the hold's kind, "" when none
+	skippedStatements int64
 }
 
 // addCounters adds o's counters to s; gauges and lag are left alone.
@@ -56,6 +61,8 @@ func (s *sample) addCounters(o sample) {
 	s.applyRetries += o.applyRetries
 	s.copyRows += o.copyRows
 	s.copyTime += o.copyTime
+	s.held += o.held
+	s.skippedStatements += o.skippedStatements
 	if len(o.mismatches) > 0 {
 		m := make(map[applier.MismatchKey]int64, len(s.mismatches)+len(o.mismatches))
 		for k, v := range s.mismatches {
@@ -100,6 +107,13 @@ func (p attemptPipeline) sample(now time.Time) sample {
 	}
 	if r := p.a.Reader; r != nil {
 		s.skippedExecuted = r.Stats().SkippedExecuted.Load()
+		s.skippedStatements = r.Stats().SkippedStatements.Load()
+	}
+	if h := p.a.Holds; h != nil {
+		s.held = h.HeldTotal(now)
+		if hold, ok := h.Hold(); ok {
+			s.hold = hold.Kind
+		}
 	}
 	if c := p.a.Copier; c != nil {
 		s.copyRows, s.copyTime = c.RowsCopied(), c.Elapsed(now)

@@ -127,6 +127,27 @@ func (s *Stream) manualThrottle() throttle.Manual {
 	return throttle.Manual{}
 }
 
+// noteHold adds up the time held, as the stop poller sees holds begin and end.
+func (g *gate) noteHold(held bool, h throttle.Hold, now time.Time) {
+	start := g.heldStart.Load()
+	switch {
+	case held && start == 0:
+		g.heldStart.Store(min(h.Since.UnixNano(), now.UnixNano()))
+	case !held && start != 0:
+		g.heldNanos.Add(max(now.UnixNano()-start, 0))
+		g.heldStart.Store(0)
+	}
+}
+
+// HeldTotal is the attempt's time held so far, the hold in force included.
+func (g *gate) HeldTotal(now time.Time) time.Duration {
+	total := g.heldNanos.Load()
+	if start := g.heldStart.Load(); start != 0 {
+		total += max(now.UnixNano()-start, 0)
+	}
+	return time.Duration(total)
+}
+
 // holdWatch is the stop poller's view of the gate's hold, for the record.
 type holdWatch struct {
 	held bool
@@ -138,6 +159,7 @@ type holdWatch struct {
 func (s *Stream) followHold(ctx context.Context, g *gate, w *holdWatch) {
 	h, held := g.Hold()
 	now := time.Now()
+	g.noteHold(held, h, now)
 	switch {
 	case held && !w.held:
 		msg := h.Message(now)

@@ -101,6 +101,9 @@ type gate struct {
 	now      func() time.Time
 	holding  atomic.Bool
 	delayed  atomic.Pointer[delayedGroup]
+	// heldNanos is the time held in holds that ended; heldStart when the one in force began
+	// (unix nanos, 0: none), as the stop poller saw them (noteHold).
+	heldNanos, heldStart atomic.Int64
 }
 
 func newGate(relay applier.Fetcher, req *pauseRequest, flavor, start string) *gate {

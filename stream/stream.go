@@ -44,6 +44,17 @@ type Attempt struct {
 	Reader    *binlog.Reader
 	// Copier is the copy phase's copier, nil when the attempt does not copy.
 	Copier *copier.Copier
+	// Holds tells whether the attempt is held on purpose (a throttle, --apply-delay) and how
+	// long it has been held in all.
+	Holds Holds
+}
+
+// Holds is what an attempt tells of its holds on purpose. Safe from any goroutine; never blocks.
+type Holds interface {
+	// Hold returns the hold in force, if any.
+	Hold() (throttle.Hold, bool)
+	// HeldTotal is the attempt's time held so far, the hold in force included.
+	HeldTotal(now time.Time) time.Duration
 }
 
 // Stream runs one workflow.
@@ -240,7 +251,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	if cp != nil {
 		cp.gate.settle = app.Settle
 	}
-	at := &Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader}
+	at := &Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader, Holds: gate}
 	if cp != nil {
 		at.Copier = cp.c
 	}
