@@ -49,6 +49,12 @@ type Options struct {
 	SidecarDB             string   `json:"sidecar_db,omitempty"`
 	SourceTLSMode         string   `json:"source_tls_mode,omitempty"`
 	TargetTLSMode         string   `json:"target_tls_mode,omitempty"`
+	// Holds on purpose: --max-load, the replicas of --throttle-replicas (host:port, never a
+	// DSN), --max-replica-lag and --apply-delay.
+	MaxLoad          string   `json:"max_load,omitempty"`
+	ThrottleReplicas []string `json:"throttle_replicas,omitempty"`
+	MaxReplicaLag    string   `json:"max_replica_lag,omitempty"`
+	ApplyDelay       string   `json:"apply_delay,omitempty"`
 }
 
 // JSON returns the column's text.

@@ -32,6 +32,8 @@ Usage:
   vplayer run    --workflow W --source DSN --target DSN [flags]   start or resume a workflow
   vplayer status --target DSN [--workflow W] [--json] [--watch]    show workflow records
   vplayer stop   --target DSN --workflow W                         ask a running workflow to stop
+  vplayer throttle --target DSN --workflow W [--for D] [--reason T] hold a workflow back (held, not stalled)
+  vplayer unthrottle --target DSN --workflow W                     end a manual throttle
   vplayer diff   --workflow W --source DSN --target DSN [flags]   compare source and target at one position
   vplayer demo                                                     replicate a live workload locally
   vplayer bench  [--mode catchup|insert|lag|all] [--quick]         time vplayer against native replication locally
@@ -57,6 +59,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = statusCmd(args[1:], stdout, stderr)
 	case "stop":
 		err = stopCmd(args[1:], stdout, stderr)
+	case "throttle":
+		err = throttleCmd(args[1:], stdout, stderr)
+	case "unthrottle":
+		err = unthrottleCmd(args[1:], stdout, stderr)
 	case "diff":
 		err = diffCmd(args[1:], stdout, stderr)
 	case "demo":

@@ -39,6 +39,7 @@ type runFlags struct {
 	serverID                                     uint32
 	leaseTTL                                     time.Duration
 	copyChunkRows, copyChunkBytes, copyWriters   int
+	hold                                         holdFlags
 }
 
 func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
@@ -78,6 +79,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.IntVar(&f.copyChunkBytes, "copy-chunk-bytes", d.CopyChunkBytes, "copy phase: bytes of one chunk's INSERTs")
 	fs.IntVar(&f.copyWriters, "copy-writers", d.CopyWriters, "copy phase: target sessions writing chunks of different tables at once")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", d.LeaseTTL, "workflow ownership lease: a standby takes over this long after the owner stops renewing it")
+	f.hold.register(fs)
 	return fs, f
 }
 
@@ -88,6 +90,9 @@ func (f *runFlags) validate() error {
 		return usagef("%v", err)
 	}
 	if err := validateLog(f.logFormat, f.logLevel); err != nil {
+		return err
+	}
+	if err := f.hold.validate(); err != nil {
 		return err
 	}
 	return f.validateOperations()
@@ -226,6 +231,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	cfg.Target, cfg.TargetDB, cfg.ServerID = tgtPool, targetDB, serverID
 	cfg.Options = f.optionsJSON(targetDB, serverID)
 	cfg.Logger = logger
+	closeReplicas, err := f.hold.apply(&cfg)
+	defer closeReplicas()
+	if err != nil {
+		return err
+	}
 	ops.hook(&cfg)
 	if err := preflight(ctx, cfg); err != nil || ctx.Err() != nil {
 		return err // nil: a signal during the preflight
@@ -263,6 +273,10 @@ func (f *runFlags) optionsJSON(targetDB string, serverID uint32) string {
 		SidecarDB:             f.sidecar,
 		SourceTLSMode:         string(f.sourceTLS.resolved),
 		TargetTLSMode:         string(f.targetTLS.resolved),
+		MaxLoad:               f.hold.maxLoad,
+		ThrottleReplicas:      f.hold.replicaNames(),
+		MaxReplicaLag:         durationIf(len(f.hold.replicas) > 0, f.hold.maxLag),
+		ApplyDelay:            durationIf(f.hold.applyDelay > 0, f.hold.applyDelay),
 	}.JSON()
 }
 
@@ -310,4 +324,12 @@ func preflight(ctx context.Context, cfg stream.Config) error {
 func logRetry(log *slog.Logger, workflow string, delay time.Duration, err error) {
 	log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", workflow, delay, err),
 		slog.String("error", err.Error()), slog.String("retry_after", delay.String()))
+}
+
+// durationIf is d's text when cond holds, else "" (left out of the options).
+func durationIf(cond bool, d time.Duration) string {
+	if !cond {
+		return ""
+	}
+	return d.String()
 }

@@ -102,33 +102,13 @@ func readRecords(ctx context.Context, store *workflow.Store, name string) ([]wor
 }
 
 func stopCmd(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("vplayer stop", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	target := fs.String("target", "", "target DSN (required); VPLAYER_TARGET_PASSWORD overrides the password")
-	wf := fs.String("workflow", "", "workflow to stop (required)")
-	sidecar := fs.String("sidecar-db", "_vt", "target database holding the vreplication record tables")
-	var tf tlsFlags
-	tf.register(fs, "target")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return usagef("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
-	if *wf == "" {
-		return usagef("--workflow is required")
-	}
-	if _, err := tlsconfig.ParseMode(tf.mode); err != nil {
-		return usagef("--target-tls-mode: %v", err)
-	}
-	store, done, err := targetStore(fs, &tf, *target, *sidecar)
+	c := newRecordCommand("vplayer stop", "workflow to stop", stderr)
+	store, done, err := c.parse(args)
 	if err != nil {
 		return err
 	}
 	defer done()
+	wf := c.workflow
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	rec, err := store.Get(ctx, *wf)
