@@ -105,7 +105,10 @@ type Config struct {
 	// their secondary keys after their rows: for a workflow that runs the source's DDL (which may
 	// drop a key or a column those keys name while the copy runs).
 	KeepKeys bool
-	Logger   *slog.Logger
+	// Hold, when set, is called before each round of chunks and returns once the copy may go
+	// on: a throttle holds the copy between chunks, never inside one (SPEC 4.5).
+	Hold   func(context.Context) error
+	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -340,6 +343,11 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	tables := map[string]*table{}
 	c.pending.Store(0)
 	for !rowsDone(c.State()) || len(c.redo) > 0 {
+		if c.cfg.Hold != nil {
+			if err := c.cfg.Hold(ctx); err != nil {
+				return err
+			}
+		}
 		if err := c.round(ctx, catchUp, tables, ws); err != nil {
 			return err
 		}

@@ -176,3 +176,23 @@ func (s *Stream) followHold(ctx context.Context, g *gate, w *holdWatch) {
 	}
 	w.held, w.hold = held, h
 }
+
+// waitThrottled returns once the live attempt's throttle does not hold the stream, or ctx ends:
+// the copy calls it between its rounds of chunks.
+func (s *Stream) waitThrottled(ctx context.Context) error {
+	for {
+		th := s.throttler.Load()
+		if th == nil {
+			return nil
+		}
+		changed := th.Changed()
+		if _, held := th.Held(); !held {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}

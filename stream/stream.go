@@ -69,8 +69,10 @@ type Stream struct {
 	msg    *messenger
 	lease  *workflow.Lease
 	pause  *pauseRequest // the vplayer diff pause in force, across attempts
-	// manual is the manual throttle (vplayer throttle) as the record last said, across attempts.
-	manual atomic.Pointer[throttle.Manual]
+	// manual is the manual throttle (vplayer throttle) as the record last said, across attempts;
+	// throttler is the live attempt's.
+	manual    atomic.Pointer[throttle.Manual]
+	throttler atomic.Pointer[throttle.Throttler]
 
 	// verdict is the current attempt's reported error's fate: 0 not reported yet, verdictRetry
 	// or verdictTerminal. It is decided once, in report, so the log line, OnError and the retry
@@ -196,6 +198,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	th := throttle.New(throttle.Config{Target: s.cfg.Target, MaxLoad: s.cfg.MaxLoad, Replicas: s.cfg.ThrottleReplicas,
 		MaxReplicaLag: s.cfg.MaxReplicaLag, Manual: s.manualThrottle})
 	gate.throttle, gate.delay = th, s.cfg.ApplyDelay
+	s.throttler.Store(th)
 	hb := heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
 	// Held by a diff pause or a copy round, the applier receives no source heartbeats (they
 	// wait in the relay log): each idle turn while held counts as one, so that the record's

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -107,7 +108,9 @@ type Throttler struct {
 	cfg      Config
 	hold     atomic.Pointer[Hold]
 	checking atomic.Pointer[inFlight]
-	changed  chan struct{}
+
+	mu      sync.Mutex
+	changed chan struct{} // closed at the next start or end of a hold, then replaced
 }
 
 type inFlight struct {
@@ -123,7 +126,7 @@ func New(cfg Config) *Throttler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Throttler{cfg: cfg, changed: make(chan struct{}, 1)}
+	return &Throttler{cfg: cfg, changed: make(chan struct{})}
 }
 
 // Run checks the sources at once and then every Interval until ctx ends, and returns ctx's error.
@@ -149,8 +152,20 @@ func (t *Throttler) Held() (Hold, bool) {
 	return Hold{}, false
 }
 
-// Changed is signalled (capacity 1) whenever the hold begins or ends.
-func (t *Throttler) Changed() <-chan struct{} { return t.changed }
+// Changed returns a channel closed when the hold next begins or ends: every waiter sees it.
+func (t *Throttler) Changed() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.changed
+}
+
+// signal wakes every waiter on Changed.
+func (t *Throttler) signal() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
 
 // InFlight returns the check running now and when it started; zero when none runs.
 func (t *Throttler) InFlight() (name string, since time.Time) {
@@ -188,10 +203,7 @@ func (t *Throttler) evaluate(ctx context.Context) {
 			return
 		}
 	}
-	select {
-	case t.changed <- struct{}{}:
-	default:
-	}
+	t.signal()
 }
 
 // check returns the kind and reason of the first source that holds the stream, or "".

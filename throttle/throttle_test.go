@@ -74,10 +74,16 @@ func TestThrottler_manual(t *testing.T) {
 		if h, held := th.Held(); held {
 			t.Fatalf("held %v without a throttle", h)
 		}
+		begun := th.Changed()
 		start := time.Now()
 		manual.Store(&Manual{Until: start.Add(30 * time.Second), Reason: "backup"})
 		time.Sleep(time.Second)
 		synctest.Wait()
+		select {
+		case <-begun:
+		default:
+			t.Fatal("the hold's start was not signalled")
+		}
 		h, held := th.Held()
 		if !held || h.Kind != KindManual || h.Since != start.Add(time.Second) {
 			t.Fatalf("Held() = %+v, %v, want a manual hold since the check after it appeared", h, held)
@@ -85,10 +91,11 @@ func TestThrottler_manual(t *testing.T) {
 		if want := "manual throttle (backup) until " + start.Add(30*time.Second).UTC().Format("15:04:05"); h.Reason != want {
 			t.Errorf("reason %q, want %q", h.Reason, want)
 		}
+		changed := th.Changed()
 		select {
-		case <-th.Changed():
+		case <-changed:
+			t.Fatal("Changed() returned a channel already closed")
 		default:
-			t.Fatal("the hold's start was not signalled")
 		}
 		time.Sleep(28 * time.Second)
 		synctest.Wait()
@@ -96,7 +103,7 @@ func TestThrottler_manual(t *testing.T) {
 			t.Fatal("the hold ended before its deadline")
 		}
 		select {
-		case <-th.Changed():
+		case <-changed:
 			t.Fatal("a signal while the hold went on")
 		default:
 		}
@@ -106,7 +113,7 @@ func TestThrottler_manual(t *testing.T) {
 			t.Fatalf("Held() = %+v after the deadline", h)
 		}
 		select {
-		case <-th.Changed():
+		case <-changed:
 		default:
 			t.Fatal("the hold's end was not signalled")
 		}
