@@ -200,7 +200,8 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	e.createCopySource(800, rows)
 	stop := e.writeDuring(rows)
 	began := time.Now()
-	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "50", "--metrics-addr", "127.0.0.1:0")
+	// Chunks of 20 rows keep the copy going for a few seconds, longer than a status run.
+	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "20", "--metrics-addr", "127.0.0.1:0")
 	addr := p.metricsAddr(30 * time.Second)
 	e.waitRecordState(workflow.StateCopying, 30*time.Second)
 	// While it copies: the record's message, vplayer status and /metrics show the progress. A
