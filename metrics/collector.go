@@ -45,6 +45,8 @@ type Options struct {
 	Workflow string
 	// RelayLogMaxBytes and RelayLogMaxItems are the relay log's bounds, reported as gauges.
 	RelayLogMaxBytes, RelayLogMaxItems int
+	// ApplyDelay is --apply-delay, reported as a gauge so that lag alerts can subtract it.
+	ApplyDelay time.Duration
 	// Build labels vplayer_build_info.
 	Build Build
 	// Now is the clock; nil means time.Now.

@@ -39,6 +39,7 @@ const (
 	NameThrottled             = "vplayer_throttled"
 	NameThrottledSeconds      = "vplayer_throttled_seconds_total"
 	NameSkippedStatements     = "vplayer_skipped_statements_total"
+	NameApplyDelay            = "vplayer_apply_delay_seconds"
 )
 
 // HoldKinds are the values of vplayer_throttled's reason label.
@@ -66,6 +67,7 @@ type descs struct {
 	copyRows, copyRemaining, copyTime                         *prometheus.Desc
 	buildInfo                                                 *prometheus.Desc
 	throttled, throttledSeconds, skippedStatements            *prometheus.Desc
+	applyDelay                                                *prometheus.Desc
 }
 
 func newDescs(workflow string) descs {
@@ -106,6 +108,7 @@ func newDescs(workflow string) descs {
 		throttled: d(NameThrottled, "1 for the kind of the hold in force (load, replica_lag, manual, delay), 0 for the others: the stream holds back on purpose, "+
 			"which is never a stall.", "reason"),
 		throttledSeconds:  d(NameThrottledSeconds, "Seconds the stream was held on purpose: throttled or delayed."),
+		applyDelay:        d(NameApplyDelay, "--apply-delay in seconds (0: off): the lag the stream keeps on purpose."),
 		skippedStatements: d(NameSkippedStatements, "Data changes the source logged as statements (binlog_format STATEMENT or MIXED) that named no replicated table, passed over."),
 		buildInfo: d(NameBuildInfo, "Always 1, in every state: the binary's module version, VCS revision and Go version as labels.",
 			"version", "revision", "goversion"),
@@ -122,7 +125,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		d.heartbeatsReceived, d.heartbeatsRecorded, d.heartbeatsPending,
 		d.errs, d.state, d.attempts, d.healthy, d.mismatches, d.skippedExecuted, d.applyRetries,
 		d.copyRows, d.copyRemaining, d.copyTime, d.buildInfo,
-		d.throttled, d.throttledSeconds, d.skippedStatements,
+		d.throttled, d.throttledSeconds, d.skippedStatements, d.applyDelay,
 	} {
 		ch <- x
 	}
@@ -173,6 +176,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(d.throttledSeconds, s.Held.Seconds())
 	counter(d.skippedStatements, float64(s.SkippedStatements))
+	gauge(d.applyDelay, c.opts.ApplyDelay.Seconds())
 	for _, kind := range sortedKeys(s.Errors) {
 		counter(d.errs, float64(s.Errors[kind]), kind)
 	}

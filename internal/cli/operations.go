@@ -64,7 +64,7 @@ type operations struct {
 func (f *runFlags) startOperations(ctx context.Context, log *slog.Logger) (*operations, error) {
 	o := &operations{
 		col: metrics.New(metrics.Options{Workflow: f.workflow, RelayLogMaxBytes: f.relayMaxSize, RelayLogMaxItems: f.relayMaxItems,
-			Build: readBuild().Build}),
+			ApplyDelay: f.hold.applyDelay, Build: readBuild().Build}),
 	}
 	if f.metricsAddr != "" {
 		stop, err := serveMetrics(f.metricsAddr, o.col, log)
