@@ -110,6 +110,8 @@ func (s *Stream) Run(ctx context.Context) error {
 		switch err := s.waitRetry(ctx); {
 		case errors.Is(err, errStopRequested):
 			return s.stopped(stopCommand)
+		case errors.Is(err, workflow.ErrLostOwnership):
+			return s.lost(err)
 		case err != nil:
 			return s.stopped(stopSignal)
 		}
@@ -137,7 +139,7 @@ func (s *Stream) waitRetry(ctx context.Context) error {
 			c, err := s.store.Control(qctx, s.id)
 			cancel()
 			if err == nil && c.State == workflow.StateStopped {
-				return errStopRequested
+				return s.stopRequested(ctx)
 			}
 		}
 	}

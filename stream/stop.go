@@ -34,7 +34,7 @@ func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
 		c, err := s.store.Control(qctx, s.id)
 		if err == nil && c.State == workflow.StateStopped {
 			cancel()
-			return errStopRequested
+			return s.stopRequested(ctx)
 		}
 		if err == nil {
 			s.followPause(qctx, c, gate, &w)
@@ -51,4 +51,17 @@ func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
 			t.Reset(interval)
 		}
 	}
+}
+
+// stopRequested is what a Stopped record means to this process: a vplayer stop (errStopRequested)
+// while it holds the workflow's lease; otherwise the loss of the lease, which it reports as such.
+// A process cut off from the target while its successor was stopped reads that successor's
+// Stopped when it heals: it must say that it lost the workflow, never blame a stop nobody ran.
+func (s *Stream) stopRequested(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ownershipCheckTimeout)
+	defer cancel()
+	if err := s.lease.Check(cctx); errors.Is(err, workflow.ErrLostOwnership) {
+		return err
+	}
+	return errStopRequested
 }

@@ -128,7 +128,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		return err
 	}
 	if s.running && rec.State == workflow.StateStopped {
-		return errStopRequested
+		return s.stopRequested(ctx)
 	}
 	start, err := binlog.ParsePosition(rec.Pos, s.flavor)
 	if err != nil {
