@@ -44,8 +44,10 @@ func SourceTables(ctx context.Context, src *sql.DB, db string, match func(table 
 
 // Plan prepares the copy of tables from srcDB to dstDB for workflow id, once: a table missing on
 // the target is created from the source's definition (SHOW CREATE TABLE); a table present must be
-// empty, unless it already has copy state; then every table gets its copy state, not started, in
-// one statement. Tables already planned are left as they are.
+// empty, unless it already has copy state, and share its first columns with the source's table
+// (either may have more columns after them: the copy writes the shared ones; see ErrColumns);
+// then every table gets its copy state, not started, in one statement. Tables already planned are
+// left as they are.
 func Plan(ctx context.Context, cfg Config, tables []string) (err error) {
 	have, err := cfg.Store.CopyState(ctx, cfg.ID)
 	if err != nil {
@@ -113,6 +115,9 @@ func Plan(ctx context.Context, cfg Config, tables []string) (err error) {
 			case !errors.Is(err, sql.ErrNoRows):
 				return fmt.Errorf("target: read %s.%s: %w", cfg.TargetDB, name, err)
 			}
+			if err := checkColumns(ctx, cfg, name); err != nil {
+				return err
+			}
 		}
 		var est int64
 		if err := cfg.Source.QueryRowContext(ctx, "SELECT COALESCE(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
@@ -122,6 +127,23 @@ func Plan(ctx context.Context, cfg Config, tables []string) (err error) {
 		plan = append(plan, workflow.TableCopy{Table: name, Estimated: est, DeferredKeys: deferred})
 	}
 	return cfg.Store.PlanCopy(ctx, cfg.ID, plan)
+}
+
+// checkColumns checks that the target's table name shares its first columns with the source's,
+// by name and in order (either may have more after them): an ErrColumns otherwise.
+func checkColumns(ctx context.Context, cfg Config, name string) error {
+	src, err := tablekey.Columns(ctx, cfg.Source, cfg.SourceDB, name)
+	if err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	dst, err := tablekey.Columns(ctx, cfg.Target, cfg.TargetDB, name)
+	if err != nil {
+		return fmt.Errorf("target: %w", err)
+	}
+	if _, differ := tablekey.SharedColumns(src, dst); differ != "" {
+		return columnsDiffer(cfg.SourceDB, cfg.TargetDB, name, differ, src, dst)
+	}
+	return nil
 }
 
 func tableExists(ctx context.Context, db *sql.DB, schema, name string) (bool, error) {

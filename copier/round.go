@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -83,10 +84,11 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	for _, st := range todo {
 		t := tables[st.Table]
 		if t == nil {
-			if t, err = loadTable(ctx, snap.Conn, c.cfg.SourceDB, c.cfg.TargetDB, st.Table, c.cfg.MySQLSource); err != nil {
+			if t, err = loadTable(ctx, snap.Conn, c.cfg.Target, c.cfg.SourceDB, c.cfg.TargetDB, st.Table, c.cfg.MySQLSource); err != nil {
 				return err
 			}
 			tables[st.Table] = t
+			c.logColumns(t)
 			if t.key == nil {
 				c.cfg.logger().Warn("table has no primary key and no unique key over NOT NULL columns: it is copied in one consistent scan, which starts again from its first row if the copy is interrupted",
 					"table", c.cfg.SourceDB+"."+st.Table)
@@ -170,6 +172,19 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	c.setState(state)
 	c.settle(state)
 	return nil
+}
+
+// logColumns says what the copy does with a table whose source and target have different
+// numbers of columns: it writes the columns they share.
+func (c *Copier) logColumns(t *table) {
+	switch {
+	case len(t.targetOnly) > 0:
+		c.cfg.logger().Info("the target table has more columns than the source's: the copy writes the columns they share, the target's defaults fill the rest",
+			"table", c.cfg.TargetDB+"."+t.name, "shared", t.shared, "target_only", strings.Join(t.targetOnly, ","))
+	case len(t.sourceOnly) > 0:
+		c.cfg.logger().Info("the source table has more columns than the target's: the copy writes the columns they share, not the rest",
+			"table", c.cfg.TargetDB+"."+t.name, "shared", t.shared, "source_only", strings.Join(t.sourceOnly, ","))
+	}
 }
 
 // copyQueued copies one chunk of each cursor's table: each writer, with a reader of its own (all

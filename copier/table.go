@@ -58,44 +58,92 @@ type table struct {
 	// loadCols is the column list of a LOAD DATA of the table's rows; empty when a column's
 	// values cannot go through LOAD DATA exactly as through an INSERT (see loadable).
 	loadCols string
+	// shared counts the columns the source and target tables share (tablekey.SharedColumns);
+	// sourceOnly and targetOnly name the columns after them, on the side that has more: the
+	// copy reads the first not, and the target's defaults fill the second.
+	shared                 int
+	sourceOnly, targetOnly []string
+	// versioned says the table's history is copied (see versioned.go); dstAll is then the target
+	// table's every row (FOR SYSTEM_TIME ALL), else dst.
+	versioned bool
+	dstAll    string
 }
 
-// loadTable describes table name of srcDB as the copy reads it on the source (q, a snapshot) and
-// writes it to dstDB.
-func loadTable(ctx context.Context, q tablekey.Querier, srcDB, dstDB, name string, mysqlJSON bool) (*table, error) {
-	rows, err := q.QueryContext(ctx, "SELECT COLUMN_NAME, DATA_TYPE, COALESCE(CHARACTER_SET_NAME, ''), EXTRA FROM information_schema.COLUMNS"+
-		" WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION", srcDB, name)
+// ErrColumns means a target table's columns do not fit the source's: the columns the two tables
+// share (the first of each, as many as the narrower has) differ by name or order. Either table
+// may have more columns after them, as a MySQL or MariaDB replica allows. No retry fixes it:
+// errors.Is(err, ErrDefinition) holds for it too.
+var ErrColumns error = columnsError{}
+
+type columnsError struct{}
+
+func (columnsError) Error() string        { return "the target table's columns do not match the source's" }
+func (columnsError) Is(target error) bool { return target == ErrDefinition }
+
+// columnsDiffer is the ErrColumns of table name: differ says which column (see
+// tablekey.SharedColumns).
+func columnsDiffer(srcDB, dstDB, name, differ string, src, dst []tablekey.Column) error {
+	return fmt.Errorf("%w: %s.%s: %s (source %s.%s: %s; target: %s): make the columns the two tables share match the source's, in the same order (either may have more columns after them), then run vplayer again",
+		ErrColumns, dstDB, name, differ, srcDB, name, columnNames(src), columnNames(dst))
+}
+
+func columnNames(cols []tablekey.Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// loadTable describes table name as the copy reads it from srcDB on the source (src, a
+// snapshot) and writes it to dstDB on the target (dst). It writes the columns the two tables
+// share that the target does not generate: a target table with more columns after them gets its
+// defaults there, and the source's columns after them are not read. Its key is the source's, among
+// the shared columns. Shared columns that differ are an ErrColumns.
+func loadTable(ctx context.Context, src, dst tablekey.Querier, srcDB, dstDB, name string, mysqlJSON bool) (*table, error) {
+	all, err := tablekey.Columns(ctx, src, srcDB, name)
 	if err != nil {
-		return nil, fmt.Errorf("read the columns of %s.%s: %w", srcDB, name, err)
-	}
-	var all []tablekey.Column
-	t := &table{name: name, src: sqlq.Ident(srcDB) + "." + sqlq.Ident(name), dst: sqlq.Ident(dstDB) + "." + sqlq.Ident(name)}
-	for rows.Next() {
-		var cname, typ, cs, extra string
-		if err := rows.Scan(&cname, &typ, &cs, &extra); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read the columns of %s.%s: %w", srcDB, name, err)
-		}
-		kc := tablekey.NewColumn(cname, typ, cs)
-		all = append(all, kc)
-		extra = strings.ToUpper(extra)
-		if strings.Contains(extra, "VIRTUAL") || strings.Contains(extra, "STORED") || strings.Contains(extra, "PERSISTENT") {
-			continue // generated: the target computes it
-		}
-		t.cols = append(t.cols, newColumn(kc, mysqlJSON))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the columns of %s.%s: %w", srcDB, name, err)
+		return nil, fmt.Errorf("source: %w", err)
 	}
 	if len(all) == 0 {
 		return nil, fmt.Errorf("table %s.%s does not exist on the source", srcDB, name)
 	}
-	key, _, err := tablekey.Key(ctx, q, srcDB, name, all)
+	tcols, err := tablekey.Columns(ctx, dst, dstDB, name)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	if len(tcols) == 0 {
+		return nil, fmt.Errorf("table %s.%s does not exist on the target", dstDB, name)
+	}
+	n, differ := tablekey.SharedColumns(all, tcols)
+	if differ != "" {
+		return nil, columnsDiffer(srcDB, dstDB, name, differ, all, tcols)
+	}
+	t := &table{name: name, src: sqlq.Ident(srcDB) + "." + sqlq.Ident(name), dst: sqlq.Ident(dstDB) + "." + sqlq.Ident(name), shared: n}
+	for i, c := range all[:n] {
+		if tcols[i].Generated {
+			continue // the target computes it
+		}
+		t.cols = append(t.cols, newColumn(c, mysqlJSON))
+	}
+	for _, c := range all[n:] {
+		t.sourceOnly = append(t.sourceOnly, c.Name)
+	}
+	for _, c := range tcols[n:] {
+		t.targetOnly = append(t.targetOnly, c.Name)
+	}
+	// A key with a column the target lacks would not find the target's rows: the next one, or
+	// none, is the copy's.
+	key, _, err := tablekey.Key(ctx, src, srcDB, name, all[:n])
 	if err != nil {
 		return nil, err
 	}
 	t.key = key
+	period, err := addPeriod(ctx, src, dst, srcDB, dstDB, t)
+	if err != nil {
+		return nil, err
+	}
+	all = append(all, period...)
 	names := make([]string, len(t.cols))
 	exprs := make([]string, len(t.cols), len(t.cols)+len(key))
 	for i, c := range t.cols {
@@ -243,7 +291,7 @@ func (t *table) clear(lastpk []string) string {
 	if lastpk != nil && t.key != nil {
 		q += " WHERE " + tablekey.Compare(t.key, lastpk, ">", ">")
 	}
-	return q
+	return q + t.clearHistory(lastpk)
 }
 
 // appendRow appends one row's VALUES tuple, vals in t.cols' order, and reports whether it holds

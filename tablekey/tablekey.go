@@ -51,6 +51,9 @@ type Column struct {
 	Type    string // DATA_TYPE, lower case
 	Charset string // CHARACTER_SET_NAME, "" for none
 	Kind    Kind
+	// Generated says the server computes the column's values (VIRTUAL, STORED or PERSISTENT):
+	// set by Columns, never by NewColumn.
+	Generated bool
 }
 
 // NewColumn describes a column from its information_schema name, DATA_TYPE and CHARACTER_SET_NAME.
@@ -154,7 +157,7 @@ func printable(s string) bool {
 
 // Columns reads the columns of schema.table in order; none when the table does not exist.
 func Columns(ctx context.Context, q Querier, schema, table string) ([]Column, error) {
-	rows, err := q.QueryContext(ctx, "SELECT COLUMN_NAME, DATA_TYPE, COALESCE(CHARACTER_SET_NAME, '') FROM information_schema.COLUMNS"+
+	rows, err := q.QueryContext(ctx, "SELECT COLUMN_NAME, DATA_TYPE, COALESCE(CHARACTER_SET_NAME, ''), EXTRA FROM information_schema.COLUMNS"+
 		" WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION", schema, table)
 	if err != nil {
 		return nil, fmt.Errorf("read the columns of %s.%s: %w", schema, table, err)
@@ -162,13 +165,36 @@ func Columns(ctx context.Context, q Querier, schema, table string) ([]Column, er
 	defer rows.Close()
 	var out []Column
 	for rows.Next() {
-		var name, typ, cs string
-		if err := rows.Scan(&name, &typ, &cs); err != nil {
+		var name, typ, cs, extra string
+		if err := rows.Scan(&name, &typ, &cs, &extra); err != nil {
 			return nil, fmt.Errorf("read the columns of %s.%s: %w", schema, table, err)
 		}
-		out = append(out, NewColumn(name, typ, cs))
+		c := NewColumn(name, typ, cs)
+		c.Generated = generated(extra)
+		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// generated reports whether a column whose information_schema EXTRA is extra is generated.
+func generated(extra string) bool {
+	extra = strings.ToUpper(extra)
+	return strings.Contains(extra, "VIRTUAL") || strings.Contains(extra, "STORED") || strings.Contains(extra, "PERSISTENT")
+}
+
+// SharedColumns returns how many columns a source table and a target table share: the first of
+// each, as many as the narrower table has, which a MySQL or MariaDB replica maps by position
+// ("replication with differing table definitions": either table may have more columns after
+// them). differ describes the first of them whose names differ (compared without regard to case,
+// as the server compares column names), "" when none does.
+func SharedColumns(src, dst []Column) (n int, differ string) {
+	n = min(len(src), len(dst))
+	for i := range n {
+		if !strings.EqualFold(src[i].Name, dst[i].Name) {
+			return n, fmt.Sprintf("column %d is %s on the source but %s on the target", i+1, src[i].Name, dst[i].Name)
+		}
+	}
+	return n, ""
 }
 
 // Key kinds, as TableResult.KeyKind names them.

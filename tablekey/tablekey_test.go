@@ -31,3 +31,34 @@ func TestColumn_KeyExprAndLiteral(t *testing.T) {
 		})
 	}
 }
+
+func TestSharedColumns(t *testing.T) {
+	cols := func(names ...string) []Column {
+		out := make([]Column, len(names))
+		for i, n := range names {
+			out[i] = NewColumn(n, "int", "")
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		src, dst []Column
+		n        int
+		differ   string
+	}{
+		{"same", cols("id", "v"), cols("id", "v"), 2, ""},
+		{"target has more", cols("id", "v"), cols("id", "v", "added"), 2, ""},
+		{"source has more", cols("id", "v", "extra"), cols("id", "v"), 2, ""},
+		{"names compare without case", cols("id", "V"), cols("ID", "v", "added"), 2, ""},
+		{"reordered", cols("id", "a", "b"), cols("id", "b", "a"), 3, "column 2 is a on the source but b on the target"},
+		{"renamed before a trailing column", cols("id", "a"), cols("id", "x", "a"), 2, "column 2 is a on the source but x on the target"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, differ := SharedColumns(tt.src, tt.dst)
+			if n != tt.n || differ != tt.differ {
+				t.Errorf("SharedColumns()=%d, %q; want %d, %q", n, differ, tt.n, tt.differ)
+			}
+		})
+	}
+}
