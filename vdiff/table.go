@@ -57,8 +57,27 @@ type TableResult struct {
 	// rows were compared one by one.
 	Chunks, RowChunks int
 	// Problem, when set, is why the table could not be compared (it is missing on the target, or
-	// its columns differ); the table then counts as different.
+	// the columns the two tables share differ); the table then counts as different.
 	Problem string
+	// Columns counts the columns compared: those the two tables share, the first of each, as many
+	// as the narrower table has (tablekey.SharedColumns). SourceOnly and TargetOnly name the
+	// columns after them, on the side that has more: replication leaves the source's unwritten and
+	// the target's at their defaults, and the comparison does not read them.
+	Columns                int
+	SourceOnly, TargetOnly []string
+}
+
+// ColumnsNote says what was compared of a table whose source and target have different numbers
+// of columns ("compared 3 shared columns; target has 1 more: added"); "" when they have the same.
+func (r TableResult) ColumnsNote() string {
+	side, more := "source", r.SourceOnly
+	if len(r.TargetOnly) > 0 {
+		side, more = "target", r.TargetOnly
+	}
+	if len(more) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("compared %d shared columns; %s has %d more: %s", r.Columns, side, len(more), strings.Join(more, ", "))
 }
 
 // Equal reports whether the table is the same on both sides.
@@ -88,8 +107,10 @@ type chunk struct{ lo, hi []string }
 type checksum struct{ rows, a, b string }
 
 // CompareTable compares table name of srcDB on src with the same table of dstDB on dst, both read
-// inside their snapshots. Rows are identified by the source's primary key, else its first unique
-// key over NOT NULL columns, else by all their columns. The source's rows are cut into chunks of
+// inside their snapshots. It compares the columns the two tables share: either may have more
+// columns after them, as replication allows (see TableResult.Columns). Rows are identified by the
+// source's primary key, else its first unique key over NOT NULL columns (a key among the shared
+// columns), else by all their shared columns. The source's rows are cut into chunks of
 // opt.ChunkSize keys; each chunk's row count and digest sum is computed on both servers, and only
 // the rows of chunks that differ are read and matched by key.
 func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name string, opt Options) (TableResult, error) {
@@ -110,16 +131,25 @@ func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name stri
 		res.Problem = fmt.Sprintf("table %s.%s does not exist on the target", dstDB, name)
 		return res, nil
 	}
-	if s, d := names(scols), names(dcols); s != d {
-		res.Problem = fmt.Sprintf("columns differ: source (%s), target (%s)", s, d)
+	n, differ := tablekey.SharedColumns(scols, dcols)
+	if differ != "" {
+		res.Problem = fmt.Sprintf("columns differ: source (%s), target (%s): %s", names(scols), names(dcols), differ)
 		return res, nil
 	}
-	keyCols, kind, err := tablekey.Key(ctx, src, srcDB, name, scols)
+	res.Columns = n
+	for _, c := range scols[n:] {
+		res.SourceOnly = append(res.SourceOnly, c.Name)
+	}
+	for _, c := range dcols[n:] {
+		res.TargetOnly = append(res.TargetOnly, c.Name)
+	}
+	cols := scols[:n]
+	keyCols, kind, err := tablekey.Key(ctx, src, srcDB, name, cols)
 	if err != nil {
 		return res, fmt.Errorf("source: %w", err)
 	}
 	res.KeyKind = kind
-	t := newTable(srcDB, dstDB, name, scols, keyCols)
+	t := newTable(srcDB, dstDB, name, cols, keyCols)
 	var lo []string
 	for {
 		var hi []string

@@ -153,8 +153,8 @@ func catchUp(ctx context.Context, rec workflow.Record, pos string, src *endpoint
 	return stream.CatchUp(ctx, rec, pos, source, tgtPool, sidecar, log)
 }
 
-// printReport writes the diff's outcome: one line per table, then the first keys of each
-// difference.
+// printReport writes the diff's outcome: one line per table (with, for tables whose columns
+// differ by trailing ones, which columns were compared), then the first keys of each difference.
 func printReport(w io.Writer, r *vdiff.Report) {
 	how := "the running vplayer paused there"
 	if !r.Paused {
@@ -162,15 +162,19 @@ func printReport(w io.Writer, r *vdiff.Report) {
 	}
 	fmt.Fprintf(w, "workflow %s: %s -> %s at source position %s (%s)\n", r.Workflow, r.SourceDB, r.TargetDB, r.Pos, how)
 	for _, t := range r.Tables {
+		note := t.ColumnsNote()
+		if note != "" {
+			note = " (" + note + ")"
+		}
 		switch {
 		case t.Problem != "":
 			fmt.Fprintf(w, "%s: DIFFERENT: %s\n", t.Table, t.Problem)
 			continue
 		case t.Equal():
-			fmt.Fprintf(w, "%s: %d rows compared: equal\n", t.Table, t.Compared)
+			fmt.Fprintf(w, "%s: %d rows compared: equal%s\n", t.Table, t.Compared, note)
 		default:
-			fmt.Fprintf(w, "%s: %d rows compared: DIFFERENT: %d missing on the target, %d extra on the target, %d differing\n",
-				t.Table, t.Compared, t.Missing, t.Extra, t.Differing)
+			fmt.Fprintf(w, "%s: %d rows compared: DIFFERENT: %d missing on the target, %d extra on the target, %d differing%s\n",
+				t.Table, t.Compared, t.Missing, t.Extra, t.Differing, note)
 		}
 		for _, k := range []struct {
 			what string
