@@ -63,10 +63,6 @@ type table struct {
 	// copy reads the first not, and the target's defaults fill the second.
 	shared                 int
 	sourceOnly, targetOnly []string
-	// versioned says the table's history is copied (see versioned.go); dstAll is then the target
-	// table's every row (FOR SYSTEM_TIME ALL), else dst.
-	versioned bool
-	dstAll    string
 }
 
 // ErrColumns means a target table's columns do not fit the source's: the columns the two tables
@@ -139,11 +135,6 @@ func loadTable(ctx context.Context, src, dst tablekey.Querier, srcDB, dstDB, nam
 		return nil, err
 	}
 	t.key = key
-	period, err := addPeriod(ctx, src, dst, srcDB, dstDB, t)
-	if err != nil {
-		return nil, err
-	}
-	all = append(all, period...)
 	names := make([]string, len(t.cols))
 	exprs := make([]string, len(t.cols), len(t.cols)+len(key))
 	for i, c := range t.cols {
@@ -291,7 +282,7 @@ func (t *table) clear(lastpk []string) string {
 	if lastpk != nil && t.key != nil {
 		q += " WHERE " + tablekey.Compare(t.key, lastpk, ">", ">")
 	}
-	return q + t.clearHistory(lastpk)
+	return q
 }
 
 // appendRow appends one row's VALUES tuple, vals in t.cols' order, and reports whether it holds
