@@ -105,6 +105,7 @@ func (s *Store) Init(ctx context.Context) error {
   source_session varbinary(255) DEFAULT NULL,
   throttle_until bigint NOT NULL DEFAULT 0,
   throttle_reason varbinary(255) NOT NULL DEFAULT '',
+  online_ddl mediumblob DEFAULT NULL,
   PRIMARY KEY (id),
   UNIQUE KEY workflow (workflow)
 ) ENGINE=InnoDB`,
@@ -143,6 +144,7 @@ var addedColumns = [][3]string{
 	{"vreplication", "source_session", "varbinary(255) DEFAULT NULL"},
 	{"vreplication", "throttle_until", "bigint NOT NULL DEFAULT 0"},
 	{"vreplication", "throttle_reason", "varbinary(255) NOT NULL DEFAULT ''"},
+	{"vreplication", "online_ddl", "mediumblob DEFAULT NULL"},
 	{"copy_state", "deferred_keys", "blob DEFAULT NULL"},
 }
 
