@@ -15,6 +15,11 @@ type Stats struct {
 	// SkippedStatements counts data changes logged as statements (binlog_format STATEMENT or
 	// MIXED) that name no replicated table, and so were passed over.
 	SkippedStatements atomic.Int64
+	// SkippedOnlineDDLRows counts the rows events of online schema-change tools' shadow and
+	// trash tables passed over; SkippedOnlineDDLStatements their statements (CREATE, ALTER, DROP,
+	// RENAME) passed over, cut-overs that change nothing on the target included.
+	SkippedOnlineDDLRows       atomic.Int64
+	SkippedOnlineDDLStatements atomic.Int64
 }
 
 // Stats returns the reader's live counters.

@@ -7,11 +7,13 @@ import (
 )
 
 // Filter selects the replicated tables: those of one source database whose names match one of
-// the patterns, or all of them when there are none.
+// the patterns, or all of them when there are none, less the tables of online schema-change
+// tools (SetOnlineDDL).
 type Filter struct {
 	db     string
 	names  map[string]bool
 	regexp []*regexp.Regexp
+	online *OnlineDDL
 }
 
 // NewFilter returns a filter for database db and the comma-separated table list tables, whose
@@ -45,8 +47,18 @@ func (f *Filter) DB() string { return f.db }
 // All reports whether every table of the database is replicated.
 func (f *Filter) All() bool { return len(f.names) == 0 && len(f.regexp) == 0 }
 
-// Match reports whether table of schema is replicated.
+// Match reports whether table of schema is replicated: its name is selected, and it is no
+// shadow or trash table of an online schema-change tool for a selected table.
 func (f *Filter) Match(schema, table string) bool {
+	if !f.matchName(schema, table) {
+		return false
+	}
+	k, _ := f.onlineKind(schema, table)
+	return k == plainTable
+}
+
+// matchName reports whether the name of table of schema is selected.
+func (f *Filter) matchName(schema, table string) bool {
 	if schema != f.db {
 		return false
 	}

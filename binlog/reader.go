@@ -51,6 +51,15 @@ type Config struct {
 	// it is open and before it registers as a replica; an error fails the connection. The
 	// stream records the id so that the workflow's next owner can end this connection.
 	OnConnect func(connID uint32) error
+	// OnlineDDLState is the online schema change state the last SaveOnlineDDL saved (the
+	// record's online_ddl), empty for none: what the reader knows of the shadow tables met
+	// before the start position (see onlineState).
+	OnlineDDLState string
+	// SaveOnlineDDL, when set, saves the online schema change state each time a statement on a
+	// shadow table or a cut-over changes it, before the statement's event goes into the sink: a
+	// restart reads the binlog from a position up to that event, so the state saved is never
+	// behind it. An error ends the stream.
+	SaveOnlineDDL func(ctx context.Context, state string) error
 }
 
 // Sink receives the events in binlog order. Put blocks while the sink is full and returns an
@@ -98,13 +107,19 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		return nil
 	}
 	t := newTranslator(start, r.cfg.Filter)
+	online, err := parseOnlineState(r.cfg.OnlineDDLState)
+	if err != nil {
+		return err
+	}
+	online.prune(start)
+	t.online = online
 	t.keepFilePos = r.cfg.KeepFilePos
 	t.skip.stats = &r.stats
 	t.metaFlavor = r.cfg.Flavor // the syncer skips the table maps' metadata: see tablemap.go
 	w := newPaceWatch(r.cfg.HeartbeatPeriod, r.cfg.Logger)
 	rctx, stopWatch := w.start(ctx)
 	defer stopWatch()
-	h := &handler{ctx: ctx, rctx: rctx, start: start, t: t, w: w, sink: sink, logger: r.cfg.Logger}
+	h := &handler{ctx: ctx, rctx: rctx, start: start, t: t, w: w, sink: sink, logger: r.cfg.Logger, saveOnline: r.cfg.SaveOnlineDDL}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		Option:          option,
 		ServerID:        r.cfg.ServerID,
@@ -139,10 +154,7 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	// Put it may be blocked in.
 	defer syncer.Close()
 
-	var (
-		streamer *replication.BinlogStreamer
-		err      error
-	)
+	var streamer *replication.BinlogStreamer
 	switch start.Flavor {
 	case FlavorFilePos:
 		streamer, err = syncer.StartSync(mysql.Position{Name: start.File, Pos: start.Offset})
@@ -182,6 +194,8 @@ type handler struct {
 	w         *paceWatch
 	sink      Sink
 	logger    *slog.Logger
+	// saveOnline is Config.SaveOnlineDDL.
+	saveOnline func(ctx context.Context, state string) error
 
 	mu  sync.Mutex
 	err error
@@ -221,6 +235,11 @@ func (h *handler) handle(ev *replication.BinlogEvent) error {
 		h.logger.Info("the source now logs GTIDs: the workflow's position moves from file:pos to its GTID position at the next commit",
 			"from", h.start.String(), "gtid", t.gtid)
 	}
+	if t.onlineDirty {
+		if err := h.saveOnlineState(); err != nil {
+			return err
+		}
+	}
 	for _, e := range out {
 		if err := h.sink.Put(h.rctx, e); err != nil {
 			if cause := context.Cause(h.rctx); h.ctx.Err() == nil && cause != nil {
@@ -259,4 +278,19 @@ func anonymous(sid []byte) bool {
 		}
 	}
 	return true
+}
+
+// saveOnlineState saves the translator's online schema change state, which the event just
+// translated changed, before its events go into the sink.
+func (h *handler) saveOnlineState() error {
+	t := h.t
+	state := t.online.String()
+	if h.saveOnline != nil {
+		if err := h.saveOnline(h.ctx, state); err != nil {
+			return fmt.Errorf("save the online schema change state at %s: %w", t.posString(), err)
+		}
+	}
+	t.onlineDirty = false
+	h.logger.Info("online schema change: the reader recorded a shadow table's DDL or cut-over", "pos", t.posString(), "state", state)
+	return nil
 }

@@ -44,10 +44,18 @@ type translator struct {
 	metaFlavor string
 	format     []byte
 	inPayload  bool
+
+	// toolTables are the table ids of online schema-change tools' tables (see cutover.go), whose
+	// rows are passed over and counted.
+	toolTables map[uint64]bool
+	// online is what the reader knows of the online schema changes in progress; onlineDirty says
+	// it changed since the reader last saved it (see onlineState).
+	online      onlineState
+	onlineDirty bool
 }
 
 func newTranslator(start Position, f *Filter) *translator {
-	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}, skip: executedSkip{start: start},
+	t := &translator{filter: f, pos: start, tables: map[uint64]*event.Table{}, toolTables: map[uint64]bool{}, skip: executedSkip{start: start},
 		atFileStart: start.Flavor == FlavorFilePos && start.Offset <= 4}
 	if start.GTID != nil {
 		t.pos.GTID = start.GTID.Clone() // updated in place as transactions pass
@@ -173,6 +181,11 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 		schema, name := string(e.Schema), string(e.Table)
 		if !t.filter.Match(schema, name) {
 			t.tables[e.TableID] = nil
+			if t.filter.online != nil && t.filter.IsOnlineDDLTable(schema, name) {
+				t.toolTables[e.TableID] = true
+			} else {
+				delete(t.toolTables, e.TableID)
+			}
 			return nil, nil
 		}
 		tbl, err := t.tableOf(ev, e, t.tables[e.TableID])
@@ -183,6 +196,9 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 	case *replication.RowsEvent:
 		tbl := t.tables[e.TableID]
 		if tbl == nil {
+			if t.toolTables[e.TableID] && t.skip.stats != nil {
+				t.skip.stats.SkippedOnlineDDLRows.Add(1)
+			}
 			return nil, nil
 		}
 		if !t.inTxn {
@@ -230,6 +246,9 @@ func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEven
 	t.advanceFilePos(h)
 	t.syncMariaPos()
 	schema := string(e.Schema)
+	if e.ErrorCode == 0 && t.onlineDDL(h, q, schema) {
+		return t.out, nil
+	}
 	if e.ErrorCode == 0 && t.changesReplicated(q, schema) {
 		t.emit(&event.Event{Type: event.DDL, Pos: t.posString(), Timestamp: int64(h.Timestamp), Schema: schema, Query: q,
 			DBRefs: dbRefs(q, t.filter.DB()), Size: int(h.EventSize)})

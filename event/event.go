@@ -141,6 +141,13 @@ type Event struct {
 	// qualifier (`shop` in shop.t), for DDL events, so that the statement can be pointed at
 	// another target database.
 	DBRefs [][2]int
+	// CutOver is set on a DDL event that stands for an online schema-change tool's cut-over (the
+	// RENAME TABLE that puts its shadow table in the table's place): the statement the source
+	// logged. Query is then what the target is to run instead, the ALTER the tool ran on its
+	// shadow table pointed at the table; or, when the reader does not know that ALTER (the
+	// shadow table was created before the workflow's start), CutOver itself, which the applier
+	// refuses to run.
+	CutOver string
 	// Size is the event's size in the binary log, in bytes, as the relay log accounts it.
 	Size int
 }
