@@ -15,6 +15,13 @@ import (
 // target transaction was committed before it.
 func (a *Applier) ddl(ctx context.Context, s *step) error {
 	e := s.ev
+	if e.CutOver != "" {
+		if e.Query == e.CutOver {
+			return cutOverUnknown(e)
+		}
+		a.cfg.Logger.Info("online schema change cut-over: running the ALTER the tool ran on its shadow table on the table instead",
+			"cut_over", e.CutOver, "query", e.Query, "pos", e.Pos)
+	}
 	// DDL commits by itself, outside the fenced position write. The statement before it in the
 	// same multi-statement marks the DDL started, fenced: a process that lost the workflow fails
 	// there and never reaches the DDL, and the DDL's implicit commit makes the mark durable
