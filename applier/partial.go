@@ -75,14 +75,16 @@ func (p *planner) viewOf(e *event.Event, t *table) (*table, error) {
 		}
 	}
 	present := make([]bool, len(t.cols))
+	lacks := false // the after image lacks a column the source's table has
 	for _, i := range t.writable {
 		present[i] = e.Kind == event.Delete || has(e.AfterCols, i)
 		full = full && present[i]
+		lacks = lacks || (!present[i] && i < n)
 	}
 	if full {
 		return t, nil
 	}
-	return t.view(present), nil
+	return t.view(present, lacks), nil
 }
 
 // lacksKey is the error of a before image without column i of t's row identity.
@@ -99,19 +101,26 @@ func (p *planner) lacksKey(e *event.Event, t *table, i int) error {
 // view returns t writing only the columns present marks: a table for the group path (never
 // folded: a fold turns updates into upserts of whole rows), whose INSERT names those columns
 // and whose upsert (idempotent mode) gives the others their defaults, as the source's INSERT
-// did. Views are kept on t, one per set of columns.
-func (t *table) view(present []bool) *table {
-	key := make([]byte, len(present))
+// did. partial says an image lacks columns the source's table has (a MINIMAL or NOBLOB image):
+// an UPDATE of a row the target lacks cannot then be written through. The columns a target
+// table has beyond the source's are not partial: a row the source's image describes whole is
+// written with their defaults, as a native replica does. Views are kept on t, one per set of
+// columns.
+func (t *table) view(present []bool, partial bool) *table {
+	key := make([]byte, len(present)+1)
 	for i, ok := range present {
 		if ok {
 			key[i] = 1
 		}
 	}
+	if partial {
+		key[len(present)] = 1
+	}
 	if v := t.views[string(key)]; v != nil {
 		return v
 	}
 	v := *t
-	v.partial, v.foldable, v.views = true, false, nil
+	v.partial, v.foldable, v.views = partial, false, nil
 	v.writable, v.hasEnum = nil, false
 	var absent []int
 	for _, i := range t.writable {
