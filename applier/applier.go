@@ -356,6 +356,10 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 			if !a.plan.inTxn && a.cfg.Heartbeat != nil {
 				a.cfg.Heartbeat.Received()
 			}
+		case event.DDL:
+			// Whatever the policy did with it, the operator may have changed the target's tables
+			// for it (--on-ddl ignore, an online schema change's cut-over): read them again.
+			a.tables.reset()
 		}
 	}
 	if a.holdOpen() {
