@@ -35,6 +35,9 @@ func CatchUp(ctx context.Context, rec workflow.Record, pos string, src Source, t
 	if opts.ExecMode != "" {
 		cfg.ExecMode = opts.ExecMode
 	}
+	if opts.OnlineDDLPatterns != "" {
+		cfg.OnlineDDLPatterns = opts.OnlineDDLPatterns
+	}
 	if opts.ApplyWorkers > 0 {
 		cfg.ApplyWorkers = opts.ApplyWorkers
 	}

@@ -53,6 +53,12 @@ type Config struct {
 	RetryDelay            time.Duration
 	MaxTimeToRetryOnError time.Duration
 	OnDDL                 string
+	// OnlineDDLPatterns is --online-ddl-patterns: the names of the shadow and trash tables of
+	// online schema-change tools (binlog.ParseOnlineDDLPatterns; empty is
+	// binlog.DefaultOnlineDDLPatterns, gh-ost's and pt-online-schema-change's, "none" is none).
+	// Their rows are never applied; the ALTER run on a shadow table is run on its table at the
+	// cut-over under --on-ddl exec (SPEC 7b).
+	OnlineDDLPatterns string
 	// ExecMode is --exec-mode, applier.ExecModeStrict (the default when empty) or
 	// applier.ExecModeIdempotent: what the applier does with a row change whose row is absent,
 	// or present, on the target.
@@ -86,6 +92,10 @@ type Config struct {
 	// Owner identifies this process in the lease (default DefaultOwner()).
 	LeaseTTL time.Duration
 	Owner    string
+	// WaitWhileStopped is --wait-while-stopped: a workflow stopped on purpose (vplayer stop, the
+	// stop position, a DDL under --on-ddl stop) keeps this process up, holding the lease, until
+	// vplayer start makes it runnable again, instead of ending Run (see Stream.Run).
+	WaitWhileStopped bool
 
 	Logger *slog.Logger
 	// BeforeCommit and AfterDDL are the applier's fault-injection hooks, for tests.
@@ -115,6 +125,7 @@ func DefaultConfig() Config {
 		RelayLogMaxItems:      5000,
 		RetryDelay:            5 * time.Second,
 		OnDDL:                 applier.OnDDLIgnore,
+		OnlineDDLPatterns:     binlog.DefaultOnlineDDLPatterns,
 		ExecMode:              applier.ExecModeStrict,
 		ApplyWorkers:          applier.DefaultWorkers,
 		LeaseTTL:              DefaultLeaseTTL,
@@ -202,5 +213,23 @@ func (c Config) Validate() error {
 	if _, err := binlog.NewFilter("db", c.Source.Tables); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := binlog.ParseOnlineDDLPatterns(c.OnlineDDLPatterns); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// filter returns the filter of the replicated tables: --source-db's tables that --tables
+// selects, less the tables of online schema-change tools (--online-ddl-patterns).
+func (c Config) filter() (*binlog.Filter, error) {
+	f, err := binlog.NewFilter(c.Source.DB, c.Source.Tables)
+	if err != nil {
+		return nil, err
+	}
+	o, err := binlog.ParseOnlineDDLPatterns(c.OnlineDDLPatterns)
+	if err != nil {
+		return nil, err
+	}
+	f.SetOnlineDDL(o)
+	return f, nil
 }

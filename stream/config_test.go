@@ -26,12 +26,13 @@ func TestConfig_Validate(t *testing.T) {
 	c.SourceHeartbeatPeriod = 0
 	c.StopPos = "not a position"
 	c.Source.Tables = []string{"/(/"}
+	c.OnlineDDLPatterns = "shadow=_t_new"
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("Validate accepted bad settings")
 	}
 	for _, want := range []string{"--relay-log-max-size is 0", "--relay-log-max-items is -1", `--on-ddl is "drop"`,
-		`--exec-mode is "loose"`, "--source-heartbeat-period is 0s", "--stop-pos", "/(/"} {
+		`--exec-mode is "loose"`, "--source-heartbeat-period is 0s", "--stop-pos", "/(/", `--online-ddl-patterns entry "shadow=_t_new"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate's error does not say %q:\n%v", want, err)
 		}

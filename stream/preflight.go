@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/vplayer/vplayer/applier"
-	"github.com/vplayer/vplayer/binlog"
 )
 
 // ErrPreflight wraps the failures of Preflight, one line each.
@@ -86,7 +85,7 @@ func Preflight(ctx context.Context, cfg Config) error {
 		add("target: read_only is ON: vplayer must write to the target; point --target at a writable primary or SET GLOBAL read_only=OFF")
 	}
 
-	filter, err := binlog.NewFilter(cfg.Source.DB, cfg.Source.Tables)
+	filter, err := cfg.filter()
 	if err != nil {
 		add("%v", err)
 		return joinProblems(problems)

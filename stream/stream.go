@@ -103,7 +103,7 @@ func New(cfg Config) (*Stream, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	f, err := binlog.NewFilter(cfg.Source.DB, cfg.Source.Tables)
+	f, err := cfg.filter()
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +188,12 @@ func (s *Stream) attempt(ctx context.Context) error {
 		// the DDL did not run, and its refusal must not read as a sign that it did.
 		ddlStarted = ""
 	}
+	// What the reader knows of the online schema changes met before the position (the ALTER
+	// run on a shadow table whose cut-over is still to come), saved by the last attempt.
+	onlineDDL, err := s.store.OnlineDDL(sctx, s.id)
+	if err != nil {
+		return err
+	}
 
 	relay := relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)
 	var fetch applier.Fetcher = relay
@@ -220,6 +226,8 @@ func (s *Stream) attempt(ctx context.Context) error {
 		KeepFilePos:     s.stop.Flavor == binlog.FlavorFilePos,
 		Logger:          s.log,
 		OnConnect:       s.recordSourceSession,
+		OnlineDDLState:  onlineDDL,
+		SaveOnlineDDL:   s.lease.SetOnlineDDL,
 	})
 	var stopAt func(string) bool
 	if !s.stop.IsZero() {

@@ -43,6 +43,7 @@ type Options struct {
 	MaxTimeToRetryOnError string   `json:"max_time_to_retry_on_error,omitempty"`
 	OnDDL                 string   `json:"on_ddl,omitempty"`
 	ExecMode              string   `json:"exec_mode,omitempty"`
+	OnlineDDLPatterns     string   `json:"online_ddl_patterns,omitempty"` // empty: the default
 	ApplyWorkers          int      `json:"apply_workers,omitempty"`
 	AllowTargetTriggers   bool     `json:"allow_target_triggers"`
 	ServerID              uint32   `json:"server_id,omitempty"`

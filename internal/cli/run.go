@@ -33,6 +33,7 @@ type runFlags struct {
 	onDDL, metricsAddr, logFormat, sidecar       string
 	pprofAddr, logLevel                          string
 	execMode                                     string
+	onlineDDLPatterns                            string
 	applyWorkers                                 int
 	allowTriggers                                bool
 	sourceTLS, targetTLS                         tlsFlags
@@ -64,6 +65,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.DurationVar(&f.retryDelay, "retry-delay", d.RetryDelay, "wait before retrying after a stream error")
 	fs.DurationVar(&f.maxRetryTime, "max-time-to-retry-on-error", 0, "give up (state Error, exit 1) when the same error persists this long (0: retry forever)")
 	fs.StringVar(&f.onDDL, "on-ddl", d.OnDDL, "what to do with DDL: ignore, stop, exec or exec_ignore")
+	fs.StringVar(&f.onlineDDLPatterns, "online-ddl-patterns", d.OnlineDDLPatterns, "names of the shadow and trash tables of online schema-change tools, comma-separated kind={table}-patterns (shadow: altered, then renamed in the table's place; trash: the rest); their rows are never applied, and under --on-ddl exec the ALTER run on a shadow table runs on the table at the cut-over; none: off")
 	fs.StringVar(&f.execMode, "exec-mode", d.ExecMode, "a row change whose row is absent on the target, or an insert of a key it has: strict (a terminal error naming the table, key, position and GTID) or idempotent (write the after image, skip the delete, count and log each)")
 	fs.IntVar(&f.applyWorkers, "apply-workers", d.ApplyWorkers, "target sessions applying batches with disjoint writesets (table and key values) at once; batches commit in source order, each with its position")
 	fs.BoolVar(&f.allowTriggers, "allow-target-triggers", false, "let replicated target tables keep their triggers, which then fire again for each replicated row (the binlog already carries their effects); without it a trigger fails preflight")
@@ -131,6 +133,7 @@ func (f *runFlags) settings() stream.Config {
 		RetryDelay:            f.retryDelay,
 		MaxTimeToRetryOnError: f.maxRetryTime,
 		OnDDL:                 f.onDDL,
+		OnlineDDLPatterns:     f.onlineDDLPatterns,
 		ExecMode:              f.execMode,
 		AllowTargetTriggers:   f.allowTriggers,
 		ApplyWorkers:          f.applyWorkers,
@@ -267,6 +270,7 @@ func (f *runFlags) optionsJSON(targetDB string, serverID uint32) string {
 		MaxTimeToRetryOnError: f.maxRetryTime.String(),
 		OnDDL:                 f.onDDL,
 		ExecMode:              f.execMode,
+		OnlineDDLPatterns:     onlineDDLOption(f.onlineDDLPatterns),
 		ApplyWorkers:          f.applyWorkers,
 		AllowTargetTriggers:   f.allowTriggers,
 		ServerID:              serverID,
@@ -332,4 +336,12 @@ func durationIf(cond bool, d time.Duration) string {
 		return ""
 	}
 	return d.String()
+}
+
+// onlineDDLOption is --online-ddl-patterns as the record's options keep it: empty for the default.
+func onlineDDLOption(patterns string) string {
+	if patterns == binlog.DefaultOnlineDDLPatterns {
+		return ""
+	}
+	return patterns
 }
