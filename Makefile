@@ -1,6 +1,7 @@
 # vplayer developer targets. `make test` needs a MariaDB or MySQL server binary (see
-# scripts/ensure-mysqld.sh), Prometheus's promtool and server (scripts/ensure-prometheus.sh) and
-# the pinned dolt (scripts/ensure-dolt.sh, which builds it when missing); CI runs .ci/run, which
+# scripts/ensure-mysqld.sh), Prometheus's promtool and server (scripts/ensure-prometheus.sh),
+# pt-online-schema-change (scripts/ensure-percona-toolkit.sh) and the pinned dolt
+# (scripts/ensure-dolt.sh, which builds it when missing); CI runs .ci/run, which
 # sets VPLAYER_REQUIRE_MYSQL=1 so that server tests fail instead of skipping when a binary is
 # missing.
 
@@ -22,13 +23,14 @@ endif
 
 all: vet build test
 
-# deps makes sure a server binary and Prometheus are installed (installs mariadb-server and
-# prometheus as root with apt-get), and the pinned dolt, the MySQL-flavour source of e2e's Dolt
-# suite (built with go install into the user's cache directory when missing: about 5 minutes on
-# 2 cores, once).
+# deps makes sure a server binary, Prometheus and pt-online-schema-change are installed (installs
+# mariadb-server, prometheus and percona-toolkit as root with apt-get), and the pinned dolt, the
+# MySQL-flavour source of e2e's Dolt suite (built with go install into the user's cache directory
+# when missing: about 5 minutes on 2 cores, once).
 deps:
 	@scripts/ensure-mysqld.sh
 	@scripts/ensure-prometheus.sh
+	@scripts/ensure-percona-toolkit.sh
 	@scripts/ensure-dolt.sh
 
 # rules checks the alert rules and runs their unit tests.
@@ -49,6 +51,7 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run ./internal/tools/sizecheck
 
 build:
 	$(GO) build -o bin/vplayer ./cmd/vplayer
@@ -61,9 +64,10 @@ demo:
 # bench times vplayer against native replication on local servers (about 20 minutes) and writes
 # bench/results/*.json. By default it times vplayer with 1 and with 2 apply workers, as the
 # README's figures are; BENCH_FLAGS replaces that (BENCH_FLAGS=--quick runs one vplayer with its
-# default on small backlogs in about a minute). Its quick mode also runs inside `make test`
-# (bench/bench_test.go).
+# default on small backlogs in about a minute). cmd/vplayer-bench builds the vplayer it times
+# from this tree with $(GO) (BENCH_FLAGS=--vplayer PATH times another). Its quick mode also runs
+# inside `make test` (internal/bench/bench_test.go).
 BENCH_FLAGS ?= --apply-workers 1,2
 bench:
 	@scripts/ensure-mysqld.sh
-	$(GO) run ./cmd/vplayer bench $(BENCH_FLAGS)
+	GO=$(GO) $(GO) run ./cmd/vplayer-bench $(BENCH_FLAGS)
