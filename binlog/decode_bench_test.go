@@ -132,21 +132,16 @@ func (d *discard) Put(_ context.Context, e *event.Event) error {
 	return nil
 }
 
-// decodeStream parses raw events with a parser set up as the reader's syncer sets up its own,
-// and hands them to the reader's handler, which translates them into sink.
+// decodeStream parses raw events with a parser in raw mode, as the reader's syncer does, and
+// hands them to the reader's handler, which decodes and translates them into sink.
 func decodeStream(tb testing.TB, raw [][]byte, start Position, f *Filter, sink *discard) {
 	p := replication.NewBinlogParser()
-	p.SetUseDecimal(true)
-	p.SetUseFloatWithTrailingZero(true)
-	p.SetParseTime(false)
-	p.SetFlavor("mariadb")
-	p.SetTableMapOptionalMetaDecodeFunc(skipOptionalMeta)
+	p.SetRawMode(true)
 	ctx := context.Background()
 	logger := slog.New(slog.DiscardHandler)
 	t := newTranslator(start, f)
 	t.metaFlavor = "mariadb"
-	p.SetRowsEventDecodeFunc(t.decodeRows)
-	h := &handler{ctx: ctx, rctx: ctx, start: start, t: t, w: newPaceWatch(time.Second, logger), sink: sink, logger: logger}
+	h := &handler{ctx: ctx, rctx: ctx, start: start, t: t, dec: newEventDecoder("mariadb", t), w: newPaceWatch(time.Second, logger), sink: sink, logger: logger}
 	for _, data := range raw {
 		ev, err := p.Parse(data)
 		if err != nil {

@@ -115,11 +115,13 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	t.online = online
 	t.keepFilePos = r.cfg.KeepFilePos
 	t.skip.stats = &r.stats
-	t.metaFlavor = r.cfg.Flavor // the syncer skips the table maps' metadata: see tablemap.go
+	t.metaFlavor = r.cfg.Flavor // the reader's parser skips the table maps' metadata: see tablemap.go
 	w := newPaceWatch(r.cfg.HeartbeatPeriod, r.cfg.Logger)
 	rctx, stopWatch := w.start(ctx)
 	defer stopWatch()
 	h := &handler{ctx: ctx, rctx: rctx, start: start, t: t, w: w, sink: sink, logger: r.cfg.Logger, saveOnline: r.cfg.SaveOnlineDDL}
+	h.dec = newEventDecoder(r.cfg.Flavor, t)
+	defer h.dec.close() // after syncer.Close, deferred later: once the handler has returned
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		Option:          option,
 		ServerID:        r.cfg.ServerID,
@@ -135,20 +137,16 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		ReadTimeout:          readTimeout(max(r.cfg.HeartbeatPeriod, MaxHeartbeatPeriod)) + 5*time.Second,
 		DisableRetrySync:     true,
 		MaxReconnectAttempts: 1,
-		UseDecimal:           true,
-		// MySQL's binary JSON is decoded to text: doubles keep a fractional part (1.0, not 1), so
-		// the target parses them back as doubles.
-		UseFloatWithTrailingZero: true,
-		ParseTime:                false,
-		TimestampStringLocation:  time.UTC,
-		EventCacheCount:          eventCacheCount,
+		// The syncer decodes no event but the format description and rotations: the handler
+		// decodes the others (newParser's settings), so that a compressed transaction payload is
+		// decoded as a stream (see payload.go), which go-mysql's parser cannot do.
+		RawModeEnabled:  true,
+		EventCacheCount: eventCacheCount,
 		// The translator tracks GTIDs itself: the set go-mysql would copy into every commit's
 		// event is never read.
-		DiscardGTIDSet:                 true,
-		SynchronousEventHandler:        h,
-		TableMapOptionalMetaDecodeFunc: skipOptionalMeta,
-		RowsEventDecodeFunc:            t.decodeRows,
-		Logger:                         slog.New(warnOnly{r.cfg.Logger.Handler()}),
+		DiscardGTIDSet:          true,
+		SynchronousEventHandler: h,
+		Logger:                  slog.New(warnOnly{r.cfg.Logger.Handler()}),
 	})
 	// Close waits for the handler: after stopWatch (deferred later, so run first) has ended the
 	// Put it may be blocked in.
@@ -191,6 +189,7 @@ type handler struct {
 	ctx, rctx context.Context // Run's, and the reads' (cancelled by the pace watch or Run)
 	start     Position
 	t         *translator
+	dec       *eventDecoder // decodes the events the syncer passes undecoded
 	w         *paceWatch
 	sink      Sink
 	logger    *slog.Logger
@@ -201,9 +200,15 @@ type handler struct {
 	err error
 }
 
-func (h *handler) HandleEvent(ev *replication.BinlogEvent) error {
-	h.w.received(ev)
-	if err := h.handle(ev); err != nil {
+func (h *handler) HandleEvent(raw *replication.BinlogEvent) error {
+	ev, err := h.dec.decode(raw)
+	if err != nil {
+		err = fmt.Errorf("read binlog event after %s: %w", h.t.posString(), err)
+	} else {
+		h.w.received(ev)
+		err = h.handle(ev)
+	}
+	if err != nil {
 		h.mu.Lock()
 		h.err = err
 		h.mu.Unlock()
@@ -221,6 +226,10 @@ func (h *handler) failed() error {
 }
 
 func (h *handler) handle(ev *replication.BinlogEvent) error {
+	if ev.Header.EventType == replication.TRANSACTION_PAYLOAD_EVENT {
+		// Its events are decoded, translated and put one at a time (see payload.go).
+		return h.t.translatePayload(ev, h.dec.payload, h.put)
+	}
 	ev, err := ownGTIDEvent(ev)
 	if err != nil {
 		return err
@@ -240,6 +249,11 @@ func (h *handler) handle(ev *replication.BinlogEvent) error {
 			return err
 		}
 	}
+	return h.put(out)
+}
+
+// put puts the events one binlog event yields into the sink, in order.
+func (h *handler) put(out []*event.Event) error {
 	for _, e := range out {
 		if err := h.sink.Put(h.rctx, e); err != nil {
 			if cause := context.Cause(h.rctx); h.ctx.Err() == nil && cause != nil {

@@ -153,14 +153,12 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 	case *replication.QueryEvent:
 		return t.query(ev, e)
 	case *replication.TransactionPayloadEvent:
-		// MySQL binlog_transaction_compression: a whole transaction inside one event. The inner
-		// events carry no end position; the payload's own is where the transaction ends.
-		if t.pos.Flavor == FlavorFilePos && h.LogPos > 0 {
-			t.pos.Offset = h.LogPos
-		}
+		// MySQL binlog_transaction_compression: a whole transaction inside one event. The reader
+		// decodes a payload's events as a stream (translatePayload); here they come decoded
+		// whole, by go-mysql's parser (e.Events), and are translated in one call.
 		var all []*event.Event
-		t.inPayload = true // its table maps are decoded whole: see tableOf
-		defer func() { t.inPayload = false }()
+		t.enterPayload(h)
+		defer t.leavePayload()
 		for _, inner := range e.Events {
 			out, err := t.translate(inner)
 			if err != nil {
