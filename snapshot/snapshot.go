@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/binlog"
-	"github.com/vplayer/vplayer/tablekey"
 )
 
 // snapshotSetup makes a snapshot session read what the other side reads: TIMESTAMP values in
@@ -225,28 +224,15 @@ func mysqlSnapshot(ctx context.Context, conn *sql.Conn, flavor string) (pos binl
 		return pos, err
 	}
 	if flavor == binlog.FlavorFilePos {
-		rows, err := conn.QueryContext(ctx, "SHOW MASTER STATUS")
+		file, offset, err := BinlogFile(ctx, conn)
 		if err != nil {
 			return pos, err
 		}
-		defer rows.Close()
-		if !rows.Next() {
-			return pos, errors.New("the source has no binary log")
-		}
-		vals, err := tablekey.ScanStrings(rows, mustColumns(rows))
-		if err != nil {
-			return pos, err
-		}
-		return binlog.ParsePosition(binlog.FlavorFilePos+"/"+vals[0]+":"+vals[1], "mysql")
+		return binlog.ParsePosition(fmt.Sprintf("%s/%s:%d", binlog.FlavorFilePos, file, offset), "mysql")
 	}
 	var gtid string
 	if err := conn.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_executed").Scan(&gtid); err != nil {
 		return pos, err
 	}
 	return binlog.ParsePosition(binlog.FlavorMySQL+"/"+strings.ReplaceAll(gtid, "\n", ""), "mysql")
-}
-
-func mustColumns(rows *sql.Rows) int {
-	cols, _ := rows.Columns()
-	return len(cols)
 }

@@ -89,3 +89,38 @@ func TestSnapshot_Another(t *testing.T) {
 		first.Close()
 	}
 }
+
+// TestBinlogFile: on a source that knows SHOW MASTER STATUS (MariaDB), BinlogFile reads its file
+// and offset (the offset only checked to be one: other tests share the source).
+func TestBinlogFile(t *testing.T) {
+	source, _ := mysqltest.Pair(t)
+	src := mysqltest.DB(t, source, mysqltest.DBName(t))
+	var want struct {
+		file   string
+		offset uint64
+	}
+	rows, err := src.QueryContext(t.Context(), "SHOW MASTER STATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := rows.Columns()
+	dest := make([]any, len(cols))
+	dest[0], dest[1] = &want.file, &want.offset
+	for i := 2; i < len(dest); i++ {
+		dest[i] = new(any)
+	}
+	if !rows.Next() {
+		t.Fatal("SHOW MASTER STATUS: no row")
+	}
+	if err := rows.Scan(dest...); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	file, offset, err := snapshot.BinlogFile(t.Context(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if file != want.file || offset < 4 {
+		t.Errorf("BinlogFile() = %s:%d, want %s and an offset", file, offset, want.file)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/snapshot"
 )
 
 // SourceFlavor returns the source's flavor as go-mysql names it: "mariadb" or "mysql".
@@ -39,29 +40,12 @@ func CurrentPosition(ctx context.Context, pool *sql.DB, flavor string) (binlog.P
 	return binlog.ParsePosition(fmt.Sprintf("%s:%d", file, pos), flavor)
 }
 
+// masterStatus returns the source's current binary log file and offset (SHOW MASTER STATUS, or
+// SHOW BINARY LOG STATUS on MySQL 8.4 and later).
 func masterStatus(ctx context.Context, pool *sql.DB) (string, uint64, error) {
-	rows, err := pool.QueryContext(ctx, "SHOW MASTER STATUS")
+	file, pos, err := snapshot.BinlogFile(ctx, pool)
 	if err != nil {
-		// MySQL 8.4 removed SHOW MASTER STATUS for SHOW BINARY LOG STATUS.
-		var berr error
-		if rows, berr = pool.QueryContext(ctx, "SHOW BINARY LOG STATUS"); berr != nil {
-			return "", 0, fmt.Errorf("read source binlog position (SHOW MASTER STATUS): %w", err)
-		}
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	if !rows.Next() {
-		return "", 0, fmt.Errorf("source has no binary log: set log_bin on the source")
-	}
-	vals := make([]any, len(cols))
-	var file string
-	var pos uint64
-	vals[0], vals[1] = &file, &pos
-	for i := 2; i < len(vals); i++ {
-		vals[i] = new(sql.RawBytes)
-	}
-	if err := rows.Scan(vals...); err != nil {
 		return "", 0, fmt.Errorf("read source binlog position: %w", err)
 	}
-	return file, pos, rows.Err()
+	return file, pos, nil
 }
