@@ -112,6 +112,14 @@ func Preflight(ctx context.Context, cfg Config) error {
 	}
 	// A workflow that copies first creates the tables its target lacks.
 	copying := copyPending(ctx, cfg)
+	if copying {
+		// The copy's snapshots on MySQL take a global read lock while they start (MariaDB's none).
+		if flavor, err := SourceFlavor(ctx, src); err == nil && flavor == "mysql" {
+			if line := reloadProblem(ctx, src); line != "" {
+				add("%s", line)
+			}
+		}
+	}
 	matched := 0
 	for _, name := range sortedKeys(srcTables) {
 		if !filter.Match(cfg.Source.DB, name) {
