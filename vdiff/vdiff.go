@@ -190,6 +190,17 @@ func (d *differ) tables(ctx context.Context, db string, replicated []string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: its tables: %w", d.rec.Workflow, err)
 	}
+	// The shadow and trash tables of an online schema change in progress are not the
+	// workflow's: the stream does not replicate them, so they are not compared either.
+	opts, err := workflow.ParseOptions(d.rec.Options)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: its options: %w", d.rec.Workflow, err)
+	}
+	online, err := binlog.ParseOnlineDDLPatterns(opts.OnlineDDLPatterns)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: its --online-ddl-patterns: %w", d.rec.Workflow, err)
+	}
+	wf.SetOnlineDDL(online)
 	only, err := binlog.NewFilter(db, d.cfg.Tables)
 	if err != nil {
 		return nil, fmt.Errorf("--tables: %w", err)
