@@ -1,5 +1,7 @@
-// Package bench runs `vplayer bench`: it times vplayer against MariaDB's native replication on
-// the same backlog, with the same durability, on the same machine.
+// Package bench is the benchmark that cmd/vplayer-bench runs (`make bench`): it times vplayer
+// against MariaDB's native replication on the same backlog, with the same durability, on the same
+// machine. vplayer runs as the real binary, a separate process: the one Options.Vplayer names, or
+// one Run builds from the working directory's module.
 //
 // One run starts four servers: a source, a vplayer target, and two native replicas, one
 // single-threaded and one with four optimistic parallel threads; with Options.ApplyWorkers, one
@@ -39,6 +41,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"time"
 )
 
@@ -51,6 +55,25 @@ const (
 	ModeLagFull = "lagfull"
 	ModeAll     = "all"
 )
+
+// Mode is one value of --mode and what it measures, for help texts.
+type Mode struct {
+	Name  string
+	About string
+}
+
+// Modes returns every mode Options.Mode accepts, in the order a help text lists them.
+func Modes() []Mode {
+	return []Mode{
+		{ModeCatchup, "a backlog of OLTP write transactions (sysbench oltp_write_only's statements)"},
+		{ModeInsert, "a backlog of single-row INSERTs, each its own transaction"},
+		{ModeHotrow, "a backlog in which every transaction updates one of 10 rows"},
+		{ModeLag, "p50/p99 lag with the source at a fixed rate (--rate)"},
+		{ModeLagFull, "p50/p99 lag with the source unpaced (--clients sessions)"},
+		{ModeAll, "those five, on the same servers (the default)"},
+		{ModeCopy, "the copy phase on an empty target beside mariadb-dump | mariadb, mydumper/myloader and the target loading the rows from its own disk"},
+	}
+}
 
 // Defaults of a full run and of a quick one (--quick: small enough for `make test`).
 const (
@@ -99,7 +122,8 @@ type Options struct {
 	// ResultsDir receives one JSON file per mode; empty writes none.
 	ResultsDir string
 	// Vplayer is the command that runs the vplayer binary: its path and any leading arguments;
-	// "run" and its flags are appended. Required.
+	// "run" and its flags are appended. Empty: Run builds cmd/vplayer of the working directory's
+	// module into a temporary directory first (see BuildVplayer) and times that binary.
 	Vplayer []string
 	// Env is added to the environment of the vplayer process.
 	Env []string
@@ -132,9 +156,7 @@ type Options struct {
 
 // Validate reports the first invalid setting, before anything starts.
 func (o Options) Validate() error {
-	switch o.Mode {
-	case "", ModeCatchup, ModeInsert, ModeHotrow, ModeLag, ModeLagFull, ModeAll, ModeCopy:
-	default:
+	if o.Mode != "" && !slices.ContainsFunc(Modes(), func(m Mode) bool { return m.Name == o.Mode }) {
 		return fmt.Errorf("--mode is %q: want catchup, insert, hotrow, lag, lagfull, all or copy", o.Mode)
 	}
 	if o.Transactions < 0 {
@@ -167,8 +189,8 @@ func (o Options) Validate() error {
 	if (o.Trace != "" || o.MemProfile != "") && o.CPUProfile == "" {
 		return errors.New("--trace and --memprofile need --cpuprofile: only an in-process catch-up is profiled")
 	}
-	if len(o.Vplayer) == 0 || o.Vplayer[0] == "" {
-		return errors.New("no vplayer binary to run")
+	if len(o.Vplayer) > 0 && o.Vplayer[0] == "" {
+		return errors.New("--vplayer is empty: give the path of the vplayer binary to time")
 	}
 	if len(o.CompareVplayer) > 0 && o.CompareVplayer[0] == "" {
 		return errors.New("--compare-vplayer is empty: give the path of the vplayer binary to compare with")
@@ -251,6 +273,19 @@ func (o Options) modes() []string {
 func Run(ctx context.Context, w io.Writer, o Options) ([]*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
+	}
+	if len(o.Vplayer) == 0 {
+		dir, err := os.MkdirTemp("", "vplayer-bench-build-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		path, err := BuildVplayer(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "built vplayer from this tree: %s\n", path)
+		o.Vplayer = []string{path}
 	}
 	rows := o.RowsPerTable
 	o = o.withDefaults()

@@ -14,13 +14,13 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/vplayer/vplayer/bench"
+	"github.com/vplayer/vplayer/internal/bench"
 	"github.com/vplayer/vplayer/internal/cli"
 	"github.com/vplayer/vplayer/internal/mysqld"
 )
 
 // childEnv makes this test binary act as the vplayer binary, so that the benchmark can run
-// vplayer as a separate process, as `vplayer bench` does with itself.
+// vplayer as a separate process, as vplayer-bench does with the binary it builds or is given.
 const childEnv = "VPLAYER_BENCH_TEST_CHILD"
 
 func TestMain(m *testing.M) {
