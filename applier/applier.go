@@ -128,6 +128,14 @@ type Config struct {
 	// Workers is --apply-workers: how many target sessions run batches at once (see
 	// parallel.go). 0 or 1 applies every batch on the main session, in order.
 	Workers int
+	// HeartbeatPeriod is the source's heartbeat period (--source-heartbeat-period): caught up
+	// with everything received, lag reads 0 while the last event or heartbeat fetched is no
+	// older than that (see LagSince). Default 1s.
+	HeartbeatPeriod time.Duration
+	// Waiting, when set, reports whether events vplayer received wait in front of the applier,
+	// not yet fetched: in the relay log, or held back by a gate. Lag never reads 0 then. It is
+	// called from any goroutine and must never block.
+	Waiting func() bool
 }
 
 // Stats are cumulative counters, safe to read concurrently.
@@ -177,6 +185,8 @@ type Applier struct {
 	oldestPending atomic.Int64 // source commit time (unix s) of the oldest transaction not yet committed here; 0 when none
 	lastSource    atomic.Int64 // latest source commit time (unix s) among the events received; 0 before any
 	lastHeartbeat atomic.Int64 // unix nanos when a heartbeat was last received; 0 before any
+	lastFetch     atomic.Int64 // unix nanos of the last fetch that brought events; 0 before any
+	pendingAt     atomic.Int64 // unix nanos of the fetch that brought the oldest pending transaction, or an earlier one
 	inline        tracker      // the round trip in flight on the main or an XA session
 	par           parallel     // the workers, when Config.Workers > 1
 
@@ -219,6 +229,9 @@ func New(cfg Config) *Applier {
 	}
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
+	}
+	if cfg.HeartbeatPeriod <= 0 {
+		cfg.HeartbeatPeriod = time.Second
 	}
 	a := &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
 	return a

@@ -204,7 +204,7 @@ func TestCollector_prometheus(t *testing.T) {
 	clk.t = t0.Add(time.Second)
 
 	want := `
-# HELP vplayer_lag_seconds How far the target is behind the source, in seconds: now minus the source commit time of the oldest transaction not yet committed on the target, or when caught up now minus the time of the last event or heartbeat received. Source commit times are whole seconds.
+# HELP vplayer_lag_seconds How far the target is behind the source, in seconds: now minus the source commit time of the oldest transaction vplayer received and has not yet committed on the target; 0 when everything received is applied and the source's last event or heartbeat arrived within its heartbeat period, else the time since it arrived. Source commit times are whole seconds.
 # TYPE vplayer_lag_seconds gauge
 vplayer_lag_seconds{workflow="orders"} 4
 # HELP vplayer_relaylog_items Events buffered in the relay log.

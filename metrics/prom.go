@@ -77,7 +77,8 @@ func newDescs(workflow string) descs {
 	}
 	return descs{
 		lag: d(NameLag, "How far the target is behind the source, in seconds: now minus the source commit time of the oldest transaction "+
-			"not yet committed on the target, or when caught up now minus the time of the last event or heartbeat received. "+
+			"vplayer received and has not yet committed on the target; 0 when everything received is applied and the "+
+			"source's last event or heartbeat arrived within its heartbeat period, else the time since it arrived. "+
 			"Source commit times are whole seconds."),
 		transactions:       d(NameTransactions, "Source transactions committed on the target."),
 		rows:               d(NameRows, "Row changes applied to the target."),

@@ -257,6 +257,8 @@ func (s *Stream) attempt(ctx context.Context) error {
 		DDLStarted:          ddlStarted,
 		DDLRefused:          func(pos string) { s.refusedDDL = pos },
 		AfterDDL:            s.cfg.AfterDDL,
+		HeartbeatPeriod:     s.cfg.SourceHeartbeatPeriod,
+		Waiting:             func() bool { return relay.Len() > 0 || gate.holding.Load() || gate.paused.Load() },
 	})
 	gate.settle = app.Settle
 	if cp != nil {
