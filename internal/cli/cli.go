@@ -30,12 +30,14 @@ exactly once, through a bounded relay log.
 
 Usage:
   vplayer run    --workflow W --source DSN --target DSN [flags]   start or resume a workflow
-  vplayer status --target DSN [--workflow W] [--json] [--watch]    show workflow records
+  vplayer status --target DSN [--source DSN] [--workflow W] [--log N] [--json] [--watch]
+                                                                   show workflows: state, backlog, lag, owner, holds, copy
   vplayer stop   --target DSN --workflow W                         ask a running workflow to stop
   vplayer throttle --target DSN --workflow W [--for D] [--reason T] hold a workflow back (held, not stalled)
   vplayer unthrottle --target DSN --workflow W                     end a manual throttle
   vplayer diff   --workflow W --source DSN --target DSN [flags]   compare source and target at one position
   vplayer demo                                                     replicate a live workload locally
+  vplayer bench  [--mode catchup|insert|lag|all] [--quick]         time vplayer against native replication locally
   vplayer version                                                  print the version, VCS revision and Go version (also --version)
 
 DSNs use the go-sql-driver form user:pass@tcp(host:port)/db. VPLAYER_SOURCE_PASSWORD and
@@ -66,6 +68,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = diffCmd(args[1:], stdout, stderr)
 	case "demo":
 		err = demoCmd(args[1:], stdout, stderr)
+	case "bench":
+		err = benchCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		err = versionCmd(args[1:], stdout)
 	case "-h", "--help", "help":
@@ -86,6 +90,13 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "vplayer: %s\n", strings.TrimSpace(ue.msg))
 		return ExitUsage
+	}
+	var ce *codedError
+	if errors.As(err, &ce) {
+		if ce.msg != "" {
+			fmt.Fprintf(stderr, "vplayer: %s\n", ce.msg)
+		}
+		return ce.code
 	}
 	fmt.Fprintf(stderr, "vplayer: %v\n", err)
 	return ExitError

@@ -53,16 +53,52 @@ func newFixture(t *testing.T) fixture {
 	return f
 }
 
-// statusEntry is the part of status --json that the tests read.
+// statusEntry is the part of a status --json workflow that the tests read.
 type statusEntry struct {
 	ID       int64          `json:"id"`
 	Workflow string         `json:"workflow"`
 	State    string         `json:"state"`
+	Healthy  bool           `json:"healthy"`
 	Message  string         `json:"message"`
 	Pos      string         `json:"pos"`
 	DBName   string         `json:"db_name"`
 	Source   map[string]any `json:"source"`
 	Options  map[string]any `json:"options"`
+	Backlog  struct {
+		Known         bool   `json:"known"`
+		UnknownReason string `json:"unknown_reason"`
+	} `json:"backlog"`
+	Lease struct {
+		Known bool   `json:"known"`
+		Owner string `json:"owner"`
+		Live  bool   `json:"live"`
+	} `json:"lease"`
+	Log *struct {
+		Known bool `json:"known"`
+		Rows  []struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"rows"`
+	} `json:"log"`
+}
+
+// statusDoc is the part of the status --json document that the tests read.
+type statusDoc struct {
+	SchemaVersion int             `json:"schema_version"`
+	Source        *map[string]any `json:"source"`
+	Workflows     []statusEntry   `json:"workflows"`
+}
+
+func parseStatus(t *testing.T, out string) statusDoc {
+	t.Helper()
+	var d statusDoc
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("status --json printed invalid JSON %q: %v", out, err)
+	}
+	if d.SchemaVersion != 1 {
+		t.Errorf("schema_version=%d, want 1", d.SchemaVersion)
+	}
+	return d
 }
 
 func TestStatus_json(t *testing.T) {
@@ -71,10 +107,7 @@ func TestStatus_json(t *testing.T) {
 	if r.code != cli.ExitOK {
 		t.Fatalf("status --json: %v, want exit 0", r)
 	}
-	var got []statusEntry
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-		t.Fatalf("status --json printed invalid JSON %q: %v", r.stdout, err)
-	}
+	got := parseStatus(t, r.stdout).Workflows
 	if len(got) != 2 {
 		t.Fatalf("status --json listed %d workflows, want 2: %q", len(got), r.stdout)
 	}
@@ -85,8 +118,8 @@ func TestStatus_json(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.ID != w.ID || g.Workflow != w.Workflow || g.State != w.State || g.Pos != w.Pos || g.DBName != w.DBName || g.Message != w.Message {
-			t.Errorf("status --json [%d]=%+v, want %+v", i, g, w)
+		if g.ID != w.ID || g.Workflow != w.Workflow || g.State != w.State || g.Pos != w.Pos || g.DBName != w.DBName || g.Message != w.Message || !g.Healthy {
+			t.Errorf("status --json [%d]=%+v, want %+v, healthy", i, g, w)
 		}
 		if g.Source["database"] != "shop" {
 			t.Errorf("status --json [%d].source=%v, want the record's source as an object", i, g.Source)
@@ -94,19 +127,28 @@ func TestStatus_json(t *testing.T) {
 		if g.Options["on_ddl"] != "ignore" {
 			t.Errorf("status --json [%d].options=%v, want the record's options as an object", i, g.Options)
 		}
+		if g.Backlog.Known || !strings.Contains(g.Backlog.UnknownReason, "no --source") {
+			t.Errorf("status --json [%d].backlog=%+v, want unknown for want of --source", i, g.Backlog)
+		}
+		if !g.Lease.Known || g.Lease.Live || g.Log != nil {
+			t.Errorf("status --json [%d]: lease %+v, log %v; want a known lease nobody holds, no log", i, g.Lease, g.Log)
+		}
 	}
 
-	// One workflow.
-	r = runMain(t, "status", "--target", f.dsn, "--sidecar-db", f.sidecar, "--json", "--workflow", "customers")
+	// One workflow, with its log.
+	if err := f.store.AddLog(t.Context(), f.other.ID, "State", workflow.StateRunning, "Running at MariaDB/0-1-7"); err != nil {
+		t.Fatal(err)
+	}
+	r = runMain(t, "status", "--target", f.dsn, "--sidecar-db", f.sidecar, "--json", "--workflow", "customers", "--log", "5")
 	if r.code != cli.ExitOK {
 		t.Fatalf("status --json --workflow customers: %v, want exit 0", r)
 	}
-	got = nil
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-		t.Fatalf("status --json --workflow printed invalid JSON %q: %v", r.stdout, err)
-	}
+	got = parseStatus(t, r.stdout).Workflows
 	if len(got) != 1 || got[0].Workflow != "customers" {
-		t.Errorf("status --json --workflow customers=%+v, want customers only", got)
+		t.Fatalf("status --json --workflow customers=%+v, want customers only", got)
+	}
+	if l := got[0].Log; l == nil || !l.Known || len(l.Rows) != 1 || l.Rows[0].Message != "Running at MariaDB/0-1-7" {
+		t.Errorf("status --json --log 5: log %+v, want the one row", l)
 	}
 }
 
@@ -116,11 +158,12 @@ func TestStatus_text(t *testing.T) {
 	if r.code != cli.ExitOK {
 		t.Fatalf("status: %v, want exit 0", r)
 	}
-	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	table, note, _ := strings.Cut(strings.TrimRight(r.stdout, "\n"), "\n\n")
+	lines := strings.Split(table, "\n")
 	if len(lines) != 3 {
 		t.Fatalf("status printed %d lines, want a header and one line per workflow: %q", len(lines), r.stdout)
 	}
-	for _, w := range []string{"WORKFLOW", "STATE", "POS", "MESSAGE"} {
+	for _, w := range []string{"WORKFLOW", "STATE", "BEHIND", "OWNER", "HOLD", "POS", "MESSAGE"} {
 		if !strings.Contains(lines[0], w) {
 			t.Errorf("status header %q lacks %q", lines[0], w)
 		}
@@ -135,6 +178,137 @@ func TestStatus_text(t *testing.T) {
 			}
 		}
 	}
+	if !strings.Contains(note, "no --source given") {
+		t.Errorf("status without --source: %q, want it to say the backlog is not read for want of --source", r.stdout)
+	}
+
+	// One workflow: a field per line.
+	r = runMain(t, "status", "--target", f.dsn, "--sidecar-db", f.sidecar, "--workflow", "orders", "--log", "3")
+	if r.code != cli.ExitOK {
+		t.Fatalf("status --workflow orders: %v, want exit 0", r)
+	}
+	for _, w := range []string{"workflow:        orders (id ", "state:           Init", "position:        MariaDB/0-1-100",
+		"behind:          unknown", "lease:           none: never owned", "throttle:        none", "copy:            none",
+		"log of orders (last 3 rows, oldest first):"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("status --workflow orders lacks %q:\n%s", w, r.stdout)
+		}
+	}
+}
+
+// TestStatus_exitCodes: 0 while every workflow shown is healthy, 3 for one in Error, 4 for one
+// Stopped, 5 for a workflow that does not exist; the worst of several decides.
+func TestStatus_exitCodes(t *testing.T) {
+	f := newFixture(t)
+	status := func(extra ...string) result {
+		return runMain(t, append([]string{"status", "--target", f.dsn, "--sidecar-db", f.sidecar}, extra...)...)
+	}
+	set := func(r workflow.Record, state string) {
+		t.Helper()
+		if err := f.store.SetState(t.Context(), r.ID, state, "why"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		orders, other string
+		all, orders1  int
+	}{
+		{workflow.StateRunning, workflow.StateCopying, cli.ExitOK, cli.ExitOK},
+		{workflow.StateStopped, workflow.StateRunning, cli.ExitStatusStopped, cli.ExitStatusStopped},
+		{workflow.StateRunning, workflow.StateError, cli.ExitStatusError, cli.ExitOK},
+		{workflow.StateStopped, workflow.StateError, cli.ExitStatusError, cli.ExitStatusStopped},
+	} {
+		set(f.orders, tt.orders)
+		set(f.other, tt.other)
+		for _, json := range []bool{false, true} {
+			var extra []string
+			if json {
+				extra = append(extra, "--json")
+			}
+			if r := status(extra...); r.code != tt.all {
+				t.Errorf("status %v with orders %s, customers %s: %v, want exit %d", extra, tt.orders, tt.other, r, tt.all)
+			}
+			if r := status(append(extra, "--workflow", "orders")...); r.code != tt.orders1 {
+				t.Errorf("status %v --workflow orders (%s): %v, want exit %d", extra, tt.orders, r, tt.orders1)
+			}
+		}
+	}
+	for _, extra := range [][]string{{"--workflow", "nope"}, {"--workflow", "nope", "--json"}} {
+		if r := status(extra...); r.code != cli.ExitStatusNotFound || !strings.Contains(r.stderr, "workflow not found: nope") || r.stdout != "" {
+			t.Errorf("status %v: %v, want exit %d naming the workflow, nothing on stdout", extra, r, cli.ExitStatusNotFound)
+		}
+	}
+	r := runMain(t, "status", "--target", f.dsn, "--sidecar-db", f.sidecar+"_none", "--workflow", "orders")
+	if r.code != cli.ExitStatusNotFound {
+		t.Errorf("status --workflow in a sidecar without tables: %v, want exit %d", r, cli.ExitStatusNotFound)
+	}
+}
+
+// TestStatus_source compares the recorded positions with a real source's: caught up at the
+// source's position, behind by the transactions since, and another source's workflow left out
+// unless --workflow names it.
+func TestStatus_source(t *testing.T) {
+	f := newFixture(t)
+	source, _ := mysqltest.Pair(t)
+	srcDB := mysqltest.DB(t, source, mysqltest.DBName(t))
+	if _, err := srcDB.ExecContext(t.Context(), "CREATE TABLE t (id int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	var gtid string
+	if err := srcDB.QueryRowContext(t.Context(), "SELECT @@GLOBAL.gtid_binlog_pos").Scan(&gtid); err != nil {
+		t.Fatal(err)
+	}
+	// orders at the source's position, its record naming the source; customers elsewhere.
+	addr := source.Addr()
+	if _, err := f.store.DB().ExecContext(t.Context(), "UPDATE `"+f.sidecar+"`.vreplication SET pos = ?, source = ? WHERE id = ?",
+		"MariaDB/"+gtid, `{"address":"`+addr+`","database":"shop"}`, f.orders.ID); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := srcDB.ExecContext(t.Context(), "INSERT INTO t VALUES (?)", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runMain(t, "status", "--target", f.dsn, "--sidecar-db", f.sidecar, "--source", source.DSN(""), "--json")
+	if r.code != cli.ExitOK {
+		t.Fatalf("status --source: %v", r)
+	}
+	var doc struct {
+		Source struct {
+			Address string `json:"address"`
+			GTIDPos string `json:"gtid_pos"`
+		} `json:"source"`
+		Workflows []struct {
+			Workflow string `json:"workflow"`
+			Backlog  struct {
+				Known        bool   `json:"known"`
+				Reason       string `json:"unknown_reason"`
+				CaughtUp     *bool  `json:"caught_up"`
+				Transactions *int64 `json:"transactions"`
+			} `json:"backlog"`
+		} `json:"workflows"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Source.Address != addr || !strings.HasPrefix(doc.Source.GTIDPos, "MariaDB/") {
+		t.Errorf("source=%+v, want %s and its GTID position", doc.Source, addr)
+	}
+	o, c := doc.Workflows[0].Backlog, doc.Workflows[1].Backlog
+	if !o.Known || o.CaughtUp == nil || *o.CaughtUp || o.Transactions == nil || *o.Transactions != 3 {
+		t.Errorf("orders' backlog=%+v, want 3 transactions behind", o)
+	}
+	if c.Known || !strings.Contains(c.Reason, "127.0.0.1:3306") {
+		t.Errorf("customers' backlog=%+v, want unknown: its record names another source", c)
+	}
+	r = runMain(t, "status", "--target", f.dsn, "--sidecar-db", f.sidecar, "--source", source.DSN(""), "--workflow", "orders")
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "behind:          3 transactions") {
+		t.Errorf("status --source --workflow orders: %v, want 3 transactions behind", r)
+	}
+	r = runMain(t, "status", "--target", f.dsn, "--sidecar-db", f.sidecar, "--source", badSource)
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "WORKFLOW") {
+		t.Errorf("status with an unreachable --source: %v, want the status, its backlog unknown", r)
+	}
 }
 
 func TestStatus_errors(t *testing.T) {
@@ -145,11 +319,13 @@ func TestStatus_errors(t *testing.T) {
 		wantCode   int
 		wantStderr []string
 	}{
-		{"unknown workflow", []string{"--target", f.dsn, "--sidecar-db", f.sidecar, "--workflow", "nope"}, cli.ExitError, []string{"workflow not found", "nope"}},
+		{"unknown workflow", []string{"--target", f.dsn, "--sidecar-db", f.sidecar, "--workflow", "nope"}, cli.ExitStatusNotFound, []string{"workflow not found", "nope"}},
 		{"no sidecar tables", []string{"--target", f.dsn, "--sidecar-db", f.sidecar + "_none"}, cli.ExitError, []string{"vreplication"}},
 		{"missing --target", []string{"--sidecar-db", f.sidecar}, cli.ExitUsage, []string{"--target", "required"}},
 		{"unknown flag", []string{"--target", f.dsn, "--frobnicate"}, cli.ExitUsage, []string{"frobnicate"}},
 		{"extra argument", []string{"--target", f.dsn, "--sidecar-db", f.sidecar, "orders"}, cli.ExitUsage, []string{"orders"}},
+		{"negative --log", []string{"--target", f.dsn, "--log", "-1"}, cli.ExitUsage, []string{"--log"}},
+		{"bad --source", []string{"--target", f.dsn, "--source", "root@unix(/tmp/x.sock)/"}, cli.ExitUsage, []string{"--source", "tcp"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -267,6 +443,32 @@ func TestStatusStop_noPassword(t *testing.T) {
 					assertNoSecrets(t, r, dsnPassword, envPassword)
 				})
 			}
+		})
+	}
+}
+
+func TestStatus_usage(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr []string
+	}{
+		{"status --help", []string{"status", "--help"}, cli.ExitOK, []string{"Exit codes: 0", "3 a\nworkflow shown is in state Error", "--source", "--log"}},
+		{"status --log too many", []string{"status", "--target", badTarget, "--log", "1001"}, cli.ExitUsage, []string{"--log is 1001"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runMain(t, tt.args...)
+			if r.code != tt.wantCode {
+				t.Errorf("Main(%q): exit %d, want %d (%v)", tt.args, r.code, tt.wantCode, r)
+			}
+			for _, w := range tt.wantStderr {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("Main(%q): stderr %q, want it to contain %q", tt.args, r.stderr, w)
+				}
+			}
+			assertNoSecrets(t, r, dsnPassword, envPassword)
 		})
 	}
 }
