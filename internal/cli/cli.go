@@ -37,7 +37,6 @@ Usage:
   vplayer unthrottle --target DSN --workflow W                     end a manual throttle
   vplayer diff   --workflow W --source DSN --target DSN [flags]   compare source and target at one position
   vplayer demo                                                     replicate a live workload locally
-  vplayer bench  [--mode catchup|insert|lag|all] [--quick]         time vplayer against native replication locally
   vplayer version                                                  print the version, VCS revision and Go version (also --version)
 
 DSNs use the go-sql-driver form user:pass@tcp(host:port)/db. VPLAYER_SOURCE_PASSWORD and
@@ -68,8 +67,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = diffCmd(args[1:], stdout, stderr)
 	case "demo":
 		err = demoCmd(args[1:], stdout, stderr)
-	case "bench":
-		err = benchCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		err = versionCmd(args[1:], stdout)
 	case "-h", "--help", "help":
