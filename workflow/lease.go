@@ -170,6 +170,11 @@ func (l *Lease) renew(ctx context.Context, db execer) error {
 // carries our epoch (an update that changed nothing reports no affected row).
 func (l *Lease) lost(ctx context.Context) error {
 	h, err := l.store.holder(ctx, l.id)
+	if errors.Is(err, sql.ErrNoRows) {
+		// vplayer delete --force removed the record under this owner: nothing it writes is
+		// recorded any more (an UPDATE of no row fails no fence), so it must stop.
+		return &LostError{Workflow: l.name, Deleted: true}
+	}
 	if err != nil {
 		return err
 	}
@@ -263,9 +268,14 @@ func (l *Lease) DDLMarkSQL(pos string) string {
 type LostError struct {
 	Workflow string
 	Owner    string
+	// Deleted says the workflow's record was deleted (vplayer delete --force): nobody owns it.
+	Deleted bool
 }
 
 func (e *LostError) Error() string {
+	if e.Deleted {
+		return fmt.Sprintf("lost ownership of workflow %s: its record was deleted (vplayer delete --force)", e.Workflow)
+	}
 	return fmt.Sprintf("lost ownership of workflow %s to %s", e.Workflow, e.Owner)
 }
 

@@ -33,6 +33,7 @@ Usage:
   vplayer status --target DSN [--source DSN] [--workflow W] [--log N] [--json] [--watch]
                                                                    show workflows: state, backlog, lag, owner, holds, copy
   vplayer stop   --target DSN --workflow W                         ask a running workflow to stop
+  vplayer delete --target DSN --workflow W [--force]               remove a workflow's record, log and copy state
   vplayer throttle --target DSN --workflow W [--for D] [--reason T] hold a workflow back (held, not stalled)
   vplayer unthrottle --target DSN --workflow W                     end a manual throttle
   vplayer diff   --workflow W --source DSN --target DSN [flags]   compare source and target at one position
@@ -59,6 +60,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = statusCmd(args[1:], stdout, stderr)
 	case "stop":
 		err = stopCmd(args[1:], stdout, stderr)
+	case "delete":
+		err = deleteCmd(args[1:], stdout, stderr)
 	case "throttle":
 		err = throttleCmd(args[1:], stdout, stderr)
 	case "unthrottle":
