@@ -233,10 +233,12 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 }
 
 // deliberatelyEnded reports whether the record says the workflow was stopped with a reason (a
-// signal stops a process with an empty message) or ended in a terminal error.
+// signal stops a process with an empty message) or ended in a terminal error. With
+// --wait-while-stopped a stopped workflow is not ended: the standby takes the lease and waits for
+// vplayer start, as its owner did.
 func (s *Stream) deliberatelyEnded(ctx context.Context) bool {
 	rec, err := s.store.Get(ctx, s.cfg.Workflow)
-	return err == nil && (rec.State == workflow.StateError || rec.State == workflow.StateStopped && rec.Message != "")
+	return err == nil && (rec.State == workflow.StateError || rec.State == workflow.StateStopped && rec.Message != "" && !s.cfg.WaitWhileStopped)
 }
 
 // lost ends the stream after its lease was taken over: it logs who owns the workflow now and

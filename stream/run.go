@@ -56,6 +56,11 @@ func (s *Stream) Run(ctx context.Context) error {
 		stopMessenger()
 		<-done
 	}()
+	if s.cfg.WaitWhileStopped {
+		if done, err := s.waitIfStopped(ctx); done {
+			return err
+		}
+	}
 	for {
 		s.verdict.Store(0)
 		err := s.attempt(ctx)
@@ -63,9 +68,15 @@ func (s *Stream) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return s.stopped(stopSignal)
 		case errors.Is(err, applier.ErrStopPosition), errors.Is(err, applier.ErrStoppedAtDDL):
-			return s.stopped(stopReached)
+			if done, err := s.stoppedOrWait(ctx, stopReached); done {
+				return err
+			}
+			continue
 		case errors.Is(err, errStopRequested):
-			return s.stopped(stopCommand)
+			if done, err := s.stoppedOrWait(ctx, stopCommand); done {
+				return err
+			}
+			continue
 		case errors.Is(err, errCopyDone):
 			continue
 		}
@@ -109,12 +120,86 @@ func (s *Stream) Run(ctx context.Context) error {
 		s.notifyState(StateRetrying)
 		switch err := s.waitRetry(ctx); {
 		case errors.Is(err, errStopRequested):
-			return s.stopped(stopCommand)
+			if done, err := s.stoppedOrWait(ctx, stopCommand); done {
+				return err
+			}
 		case errors.Is(err, workflow.ErrLostOwnership):
 			return s.lost(err)
 		case err != nil:
 			return s.stopped(stopSignal)
 		}
+	}
+}
+
+// stoppedOrWait ends Run for a requested stop (done), as stopped does; with --wait-while-stopped
+// it records the stop the same way and then waits for vplayer start (waitWhileStopped): done is
+// false once the workflow was started again, and Run goes on with its next attempt.
+func (s *Stream) stoppedOrWait(ctx context.Context, cause stopCause) (done bool, err error) {
+	if err := s.stopped(cause); err != nil || !s.cfg.WaitWhileStopped {
+		return true, err
+	}
+	return s.waitWhileStopped(ctx)
+}
+
+// waitIfStopped is --wait-while-stopped's look at the record before the first attempt: a
+// workflow stopped on purpose, whose message says why (a signal leaves none), is waited on
+// instead of resumed. done is set when Run must end (ctx ended, the lease was lost).
+func (s *Stream) waitIfStopped(ctx context.Context) (done bool, err error) {
+	var rec workflow.Record
+	read := func() error {
+		cctx, cancel := context.WithTimeout(ctx, setupTimeout)
+		defer cancel()
+		var err error
+		rec, err = s.store.Get(cctx, s.cfg.Workflow)
+		return err
+	}
+	if err := s.untilReachable(ctx, "read workflow", read); err != nil {
+		if ctx.Err() != nil {
+			return true, nil
+		}
+		return true, err
+	}
+	if rec.State != workflow.StateStopped || rec.Message == "" {
+		return false, nil
+	}
+	s.notifyState(workflow.StateStopped)
+	s.log.Info("workflow is stopped", "state", rec.State, "message", rec.Message, "pos", rec.Pos)
+	return s.waitWhileStopped(ctx)
+}
+
+// waitWhileStopped keeps the process up while the workflow is Stopped (--wait-while-stopped):
+// it reads the record every second and returns done=false once its state is anything else
+// (vplayer start sets Init). The lease stays held meanwhile, renewed by its keepalive: the
+// stopped workflow keeps its owner, so a standby goes on waiting instead of taking over a
+// workflow an operator stopped, vplayer status names the process that will resume it, and
+// vplayer delete refuses while it waits. Nothing else runs: no binlog connection, no target
+// transaction. It returns done with nil when ctx ends (the record stays Stopped, with its
+// reason), and with the loss when the lease is lost (taken over after the target did not answer
+// its renewals, or the record deleted by vplayer delete --force).
+func (s *Stream) waitWhileStopped(ctx context.Context) (done bool, err error) {
+	s.log.Info("waiting while the workflow is stopped: vplayer start resumes it (--wait-while-stopped)")
+	t := time.NewTicker(stopPollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.log.Info("exiting while the workflow is stopped", "reason", "signal")
+			return true, nil
+		case <-s.lease.Lost():
+			return true, s.lost(s.lease.Err())
+		case <-t.C:
+		}
+		qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
+		c, err := s.store.Control(qctx, s.id)
+		cancel()
+		if err != nil || c.State == workflow.StateStopped {
+			continue // a record that cannot be read now is read again; a deleted one ends the lease
+		}
+		if err := s.holdsLease(ctx); errors.Is(err, workflow.ErrLostOwnership) {
+			return true, s.lost(err)
+		}
+		s.log.Info("workflow started again", "state", c.State)
+		return false, nil
 	}
 }
 

@@ -33,6 +33,7 @@ Usage:
   vplayer status --target DSN [--source DSN] [--workflow W] [--log N] [--json] [--watch]
                                                                    show workflows: state, backlog, lag, owner, holds, copy
   vplayer stop   --target DSN --workflow W                         ask a running workflow to stop
+  vplayer start  --target DSN --workflow W                         make a Stopped workflow runnable again
   vplayer delete --target DSN --workflow W [--force]               remove a workflow's record, log and copy state
   vplayer throttle --target DSN --workflow W [--for D] [--reason T] hold a workflow back (held, not stalled)
   vplayer unthrottle --target DSN --workflow W                     end a manual throttle
@@ -60,6 +61,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = statusCmd(args[1:], stdout, stderr)
 	case "stop":
 		err = stopCmd(args[1:], stdout, stderr)
+	case "start":
+		err = startCmd(args[1:], stdout, stderr)
 	case "delete":
 		err = deleteCmd(args[1:], stdout, stderr)
 	case "throttle":

@@ -39,6 +39,7 @@ type runFlags struct {
 	sourceTLS, targetTLS                         tlsFlags
 	serverID                                     uint32
 	leaseTTL                                     time.Duration
+	waitWhileStopped                             bool
 	copyChunkRows, copyChunkBytes, copyWriters   int
 	hold                                         holdFlags
 }
@@ -81,6 +82,7 @@ func newRunFlags(stderr io.Writer) (*pflag.FlagSet, *runFlags) {
 	fs.IntVar(&f.copyChunkBytes, "copy-chunk-bytes", d.CopyChunkBytes, "copy phase: bytes of one chunk's INSERTs")
 	fs.IntVar(&f.copyWriters, "copy-writers", d.CopyWriters, "copy phase: target sessions writing chunks of different tables at once")
 	fs.DurationVar(&f.leaseTTL, "lease-ttl", d.LeaseTTL, "workflow ownership lease: a standby takes over this long after the owner stops renewing it")
+	fs.BoolVar(&f.waitWhileStopped, "wait-while-stopped", false, "when the workflow is Stopped on purpose (vplayer stop, --stop-pos, --on-ddl stop), keep running and holding its lease until vplayer start, then resume it, instead of exiting 0: for supervisors that restart every exit")
 	f.hold.register(fs)
 	return fs, f
 }
@@ -139,6 +141,7 @@ func (f *runFlags) settings() stream.Config {
 		ApplyWorkers:          f.applyWorkers,
 		ServerID:              f.serverID,
 		LeaseTTL:              f.leaseTTL,
+		WaitWhileStopped:      f.waitWhileStopped,
 		CopyChunkRows:         f.copyChunkRows,
 		CopyChunkBytes:        f.copyChunkBytes,
 		CopyWriters:           f.copyWriters,
