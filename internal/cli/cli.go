@@ -30,6 +30,7 @@ exactly once, through a bounded relay log.
 
 Usage:
   vplayer run    --workflow W --source DSN --target DSN [flags]   start or resume a workflow
+  vplayer check  --workflow W --source DSN --target DSN [flags]   run run's preflight checks, writing nothing
   vplayer status --target DSN [--source DSN] [--workflow W] [--log N] [--json] [--watch]
                                                                    show workflows: state, backlog, lag, owner, holds, copy
   vplayer stop   --target DSN --workflow W                         ask a running workflow to stop
@@ -65,6 +66,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		err = startCmd(args[1:], stdout, stderr)
 	case "delete":
 		err = deleteCmd(args[1:], stdout, stderr)
+	case "check":
+		err = checkCmd(args[1:], stdout, stderr)
 	case "throttle":
 		err = throttleCmd(args[1:], stdout, stderr)
 	case "unthrottle":

@@ -178,34 +178,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	tuneGC(os.Getenv)
-	src, err := parseDSN("source", f.source, "VPLAYER_SOURCE_PASSWORD")
+	rs, err := f.setup(fs)
 	if err != nil {
 		return err
-	}
-	tgt, err := parseDSN("target", f.target, "VPLAYER_TARGET_PASSWORD")
-	if err != nil {
-		return err
-	}
-	if err := configureBothTLS(fs, &f.sourceTLS, &f.targetTLS, src, tgt); err != nil {
-		return err
-	}
-	sourceDB := f.sourceDB
-	if sourceDB == "" {
-		sourceDB = src.cfg.DBName
-	}
-	if sourceDB == "" {
-		return usagef("no source database: set --source-db or name it in the --source DSN (.../db)")
-	}
-	targetDB := f.targetDB
-	if targetDB == "" {
-		targetDB = tgt.cfg.DBName
-	}
-	if targetDB == "" {
-		targetDB = sourceDB
-	}
-	serverID := f.serverID
-	if serverID == 0 {
-		serverID = binlog.ServerIDFor(f.workflow)
 	}
 
 	logger, flushLog := newLogger(f.logFormat, f.logLevel, stderr, f.workflow)
@@ -218,27 +193,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer ops.stop()
 
-	srcPool, err := src.pool()
-	if err != nil {
-		return usagef("--source: %v", err)
-	}
-	defer srcPool.Close()
-	tgtPool, err := tgt.pool()
-	if err != nil {
-		return usagef("--target: %v", err)
-	}
-	defer tgtPool.Close()
-
-	cfg := f.settings()
-	cfg.Source = stream.Source{
-		Host: src.host, Port: src.port, User: src.cfg.User, Password: src.cfg.Passwd,
-		TLS: src.cfg.TLS, DB: sourceDB, Tables: f.tables, Pool: srcPool,
-	}
-	cfg.Target, cfg.TargetDB, cfg.ServerID = tgtPool, targetDB, serverID
-	cfg.Options = f.optionsJSON(targetDB, serverID)
-	cfg.Logger = logger
-	closeReplicas, err := f.hold.apply(&cfg)
-	defer closeReplicas()
+	cfg, closeAll, err := f.streamConfig(rs, logger)
+	defer closeAll()
 	if err != nil {
 		return err
 	}
@@ -246,14 +202,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := preflight(ctx, cfg); err != nil || ctx.Err() != nil {
 		return err // nil: a signal during the preflight
 	}
-	if cfg.Source.TLS, err = src.binlogTLS(ctx, srcPool, logger); err != nil {
+	if cfg.Source.TLS, err = rs.src.binlogTLS(ctx, cfg.Source.Pool, logger); err != nil {
 		return err
 	}
 	s, err := stream.New(cfg)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	logger.Info("starting", "source", fmt.Sprintf("%s:%d/%s", src.host, src.port, sourceDB), "target_db", targetDB, "server_id", serverID)
+	logger.Info("starting", "source", fmt.Sprintf("%s:%d/%s", rs.src.host, rs.src.port, rs.sourceDB), "target_db", rs.targetDB, "server_id", rs.serverID)
 	return s.Run(ctx)
 }
 
