@@ -54,7 +54,8 @@ type tableDef struct {
 	schema, name string
 	cols         []column
 	uniques      []index
-	related      bool // has a foreign key, is referenced by one, or has a trigger
+	related      bool    // has a foreign key, is referenced by one, or has a trigger
+	period       *period // a system-versioned table's period (see versioned.go); nil for others
 }
 
 // uniqueKey is one unique key of a table, for writesets.
@@ -93,6 +94,9 @@ type table struct {
 	// image carries. views are t's views, by the columns they write.
 	partial bool
 	views   map[string]*table
+	// versioned is set for a system-versioned table whose rows the target versions at the
+	// source's times (see versioned.go).
+	versioned *versioning
 }
 
 // loadTable reads the target definition of schema.name.
@@ -101,7 +105,12 @@ func loadTable(ctx context.Context, db *sql.DB, schema, name string) (*table, er
 	if err != nil {
 		return nil, err
 	}
-	return buildTable(d), nil
+	t := buildTable(d)
+	if d.period != nil {
+		// Each change of a versioned row is a row of history: none folds into another.
+		t.versioned, t.foldable = newVersioning(t, d.period), false
+	}
+	return t, nil
 }
 
 // loadDef reads the definition of schema.name from the target's information_schema.
@@ -135,6 +144,9 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER 
 	}
 	if d.uniques, err = loadUniques(ctx, db, schema, name); err != nil {
 		return d, fmt.Errorf("read keys of %s: %w", quoted, err)
+	}
+	if err := readPeriod(ctx, db, &d); err != nil {
+		return d, err
 	}
 	// Folding reorders a table's changes and turns updates into upserts, and a delete of a set of
 	// keys runs in index order: a foreign key (the table's or one that references it) or a

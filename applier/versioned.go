@@ -1,0 +1,600 @@
+package applier
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/sqlq"
+)
+
+// System-versioned tables (MariaDB's WITH SYSTEM VERSIONING, by timestamps). Every row has a
+// period: the row start and row end columns (row_start and row_end, hidden, when the table does
+// not name them). A current row ends at the largest TIMESTAMP; a history row ended earlier. The
+// source versions its rows itself and logs every row it writes, the history rows included:
+//
+//   - an INSERT logs the new current row, started at the statement's time;
+//   - an UPDATE logs an update of the current row (the after image started at the statement's
+//     time T), then the insert of the history row it replaced (the before image, ended at T),
+//     unless that row started at T or later (the server keeps no history row of no length);
+//   - a DELETE logs an update of the current row that ends it at T: the row becomes history;
+//   - DELETE HISTORY logs the deletes of history rows.
+//
+// A target session cannot write those rows as they are: an UPDATE or DELETE of a versioned table
+// versions the row again, and names neither period column. The applier makes the target version
+// its rows itself, at the source's times: each statement runs with the session's timestamp set
+// to the source's T (SET STATEMENT timestamp=T FOR ...), so that the rows the target keeps are
+// the rows the source logged:
+//
+//   - a current row is inserted at its start (a run of rows that start at the same instant in
+//     one statement);
+//   - an update of a current row is an UPDATE at the after image's start: the target keeps the
+//     row it replaces as history, ended at T, exactly when the source did; the history row the
+//     binlog then carries is that row, and is not written a second time;
+//   - an update that ends a current row is a DELETE at its end;
+//   - a history row the binlog carries otherwise (a source session with
+//     system_versioning_insert_history) is inserted as it is, with
+//     system_versioning_insert_history;
+//   - the deletes of history rows are one DELETE HISTORY of every history row that ended by the
+//     latest of them: DELETE HISTORY on the source deleted every history row that ended before
+//     its bound, and the target's history is the source's.
+//
+// A change no statement can make (an update or physical delete of a row the binlog says is
+// history, or of a current row without ending it) is an *InexactError. A source table without
+// the period (its rows events lack the columns) is applied as any table is: the target versions
+// its rows at its own times.
+
+// period is the system-time period of a system-versioned target table, as loadDef reads it.
+type period struct {
+	start, end int // column indexes of the row start and row end columns
+}
+
+// versioning is what the planner knows of a system-versioned table: its period and the history
+// rows the target kept itself in the open source transaction.
+type versioning struct {
+	start, end int
+	// histCols are the columns a history row is inserted with: the writable ones, then the row
+	// start and row end; histHead the INSERT that names them.
+	histCols []int
+	histHead []byte
+	// expected holds the history rows the target kept itself in source transaction gtid, as
+	// their tuples over histCols: the binlog carries each of them next, and it is not written.
+	expected map[string]struct{}
+	gtid     string
+}
+
+// The largest TIMESTAMP, which a current row ends at: MariaDB's before 11.5, and on 64-bit
+// systems from 11.5.
+const (
+	maxTimestamp32 = "2038-01-19 03:14:07.999999"
+	maxTimestamp64 = "2106-02-07 06:28:15.999999"
+)
+
+// stampLayout is how a TIMESTAMP(6) value arrives from the reader (in UTC).
+const stampLayout = "2006-01-02 15:04:05.000000"
+
+// maxExpected bounds the history rows versioning remembers: a source transaction's rows beyond it
+// start afresh (a history row not recognised is then inserted, and is a duplicate-key error).
+const maxExpected = 10000
+
+// readPeriod completes d, read from information_schema, for a system-versioned table: the period
+// columns (appended when hidden), marked generated so that only versioning's statements write
+// them; unique keys without the row end (which InnoDB adds to each of them: among current rows,
+// the rest is unique). A table versioned by transaction ids, or a target that will not let a
+// session set its timestamp or insert history, is an error naming what to do.
+func readPeriod(ctx context.Context, db *sql.DB, d *tableDef) error {
+	quoted := d.quotedName()
+	var kind string
+	err := db.QueryRowContext(ctx, "SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", d.schema, d.name).Scan(&kind)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && kind != "SYSTEM VERSIONED" {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the table type of %s: %w", quoted, err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, GENERATION_EXPRESSION FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND GENERATION_EXPRESSION IN ('ROW START', 'ROW END')`, d.schema, d.name)
+	if err != nil {
+		return fmt.Errorf("read the period of %s: %w", quoted, err)
+	}
+	byExpr := map[string]string{}
+	for rows.Next() {
+		var col, expr string
+		if err := rows.Scan(&col, &expr); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the period of %s: %w", quoted, err)
+		}
+		byExpr[expr] = col
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the period of %s: %w", quoted, err)
+	}
+	p, err := periodOf(d, byExpr["ROW START"], byExpr["ROW END"])
+	if err != nil {
+		return err
+	}
+	d.period = p
+	return probeVersioning(ctx, db, quoted)
+}
+
+// periodOf sets up d's period from the names of its row start and row end columns ("" when
+// information_schema does not list them: the hidden row_start and row_end, appended).
+func periodOf(d *tableDef, start, end string) (*period, error) {
+	quoted := d.quotedName()
+	p := &period{start: -1, end: -1}
+	if start == "" && end == "" {
+		for _, name := range []string{"row_start", "row_end"} {
+			d.cols = append(d.cols, column{name: name, dataType: "timestamp", notNull: true, generated: true})
+		}
+		p.start, p.end = len(d.cols)-2, len(d.cols)-1
+	}
+	for i := range d.cols {
+		switch d.cols[i].name {
+		case start:
+			p.start = i
+		case end:
+			p.end = i
+		}
+	}
+	if p.start < 0 || p.end < 0 {
+		return nil, fmt.Errorf("%w: %s is system-versioned but its period's columns are not both listed (row start %q, row end %q)", ErrSchemaDrift, quoted, start, end)
+	}
+	for _, i := range []int{p.start, p.end} {
+		if d.cols[i].dataType != "timestamp" {
+			return nil, fmt.Errorf("%w: %s is versioned by transaction ids (its %s is %s): MariaDB logs such a table's changes as statements, and its transaction ids are the source's own; "+
+				"vplayer cannot replicate it exactly: leave the table out of the workflow, or version it by timestamps (TIMESTAMP(6) GENERATED ALWAYS AS ROW START/END) on both sides", ErrInexact, quoted, d.cols[i].name, d.cols[i].dataType)
+		}
+		d.cols[i].generated = true
+	}
+	for k := range d.uniques {
+		ix := &d.uniques[k]
+		if n := len(ix.cols); n > 1 && ix.cols[n-1] == d.cols[p.end].name {
+			ix.cols = ix.cols[:n-1]
+		}
+	}
+	return p, nil
+}
+
+// probeVersioning checks that the target lets a session write a versioned table's rows as the
+// source's: set its timestamp and insert history rows (MariaDB 10.11 and later, secure_timestamp
+// NO, its default).
+func probeVersioning(ctx context.Context, db *sql.DB, quoted string) error {
+	_, err := db.ExecContext(ctx, "SET STATEMENT timestamp = 1, system_versioning_insert_history = 1 FOR SELECT 1")
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && (me.Number == 1290 || me.Number == 1193 || me.Number == 1227) {
+		return fmt.Errorf("%w: %s is system-versioned, and vplayer writes its rows at the source's times (a session timestamp and system_versioning_insert_history), which the target refuses (%v): "+
+			"run the target on MariaDB 10.11 or later with secure_timestamp=NO (the default)", ErrInexact, quoted, err)
+	}
+	if err != nil {
+		return fmt.Errorf("check that the target writes %s as the source's: %w", quoted, err)
+	}
+	return nil
+}
+
+func (d *tableDef) quotedName() string { return sqlq.Ident(d.schema) + "." + sqlq.Ident(d.name) }
+
+// newVersioning returns what the planner needs of t, a system-versioned table with period p.
+func newVersioning(t *table, p *period) *versioning {
+	v := &versioning{start: p.start, end: p.end}
+	v.histCols = append(append(v.histCols, t.writable...), p.start, p.end)
+	head := []byte("SET STATEMENT system_versioning_insert_history=1 FOR INSERT INTO " + t.quoted + " (")
+	for n, i := range v.histCols {
+		if n > 0 {
+			head = append(head, ',')
+		}
+		head = append(head, sqlq.Ident(t.cols[i].name)...)
+	}
+	v.histHead = append(head, ") VALUES "...)
+	return v
+}
+
+// expect notes that the target keeps the history row tuple itself, in source transaction gtid.
+func (v *versioning) expect(gtid, tuple string) {
+	if v.gtid != gtid || len(v.expected) >= maxExpected {
+		clear(v.expected)
+		v.gtid = gtid
+	}
+	if v.expected == nil {
+		v.expected = map[string]struct{}{}
+	}
+	v.expected[tuple] = struct{}{}
+}
+
+// kept reports whether the target kept the history row tuple itself in source transaction gtid,
+// and forgets it.
+func (v *versioning) kept(gtid, tuple string) bool {
+	if v.gtid != gtid {
+		return false
+	}
+	if _, ok := v.expected[tuple]; !ok {
+		return false
+	}
+	delete(v.expected, tuple)
+	return true
+}
+
+// addVersioned plans e, a rows event of t, a system-versioned table. It returns false, planning
+// nothing, when e's images lack the period (the source's table is not versioned): the rows then go
+// the way of any table's, and the target versions them itself.
+func (p *planner) addVersioned(e *event.Event, t *table) (bool, error) {
+	v := t.versioned
+	if e.Table.ColumnCount <= max(v.start, v.end) {
+		return false, nil
+	}
+	if e.BeforeCols != nil || e.AfterCols != nil {
+		return true, &InexactError{Table: t.quoted, GTID: p.gtid,
+			What: "a partial row image (binlog_row_image MINIMAL or NOBLOB) of a system-versioned table",
+			Fix:  "versioned rows are written from their whole images: log FULL row images for the table's sessions (binlog_row_image=FULL), then re-sync the table"}
+	}
+	if err := p.flushGroup(); err != nil {
+		return true, err
+	}
+	p.foreignKeys(e.NoForeignKeyChecks || (p.cfg.fkOff != nil && p.cfg.fkOff(t.name)))
+	p.rows += len(e.Rows)
+	if p.cfg.writesets && !p.ws.barrier {
+		p.ws.addRows(t, e.Rows)
+		if e.Kind == event.Delete {
+			p.ws.add(wkey{table: t.quoted}) // DELETE HISTORY removes rows by their end, whatever their key
+		}
+	}
+	switch e.Kind {
+	case event.Insert:
+		return true, p.versionedInserts(t, e.Rows)
+	case event.Update:
+		return true, p.versionedUpdates(t, e.Rows)
+	case event.Delete:
+		return true, p.versionedDeletes(t, e.Rows)
+	}
+	return true, fmt.Errorf("rows event of kind %v", e.Kind)
+}
+
+// versionedInserts plans inserts of rows into t: current rows at their start, a run of rows that
+// start at the same instant in one statement; history rows that the target kept itself left out,
+// the others inserted as they are.
+func (p *planner) versionedInserts(t *table, rows []event.Row) error {
+	v := t.versioned
+	var run, hist []event.Row
+	var runStart string
+	flush := func() error {
+		if len(run) > 0 {
+			at, err := unixStamp(runStart)
+			if err != nil {
+				return p.stampError(t, err)
+			}
+			if err := appendInsertMode(p.cur, at.prefixed(t), run, p.cfg.execMode, p.gtid); err != nil {
+				return err
+			}
+			run = run[:0]
+		}
+		if len(hist) > 0 {
+			if err := appendHistory(p.cur, t, hist); err != nil {
+				return err
+			}
+			hist = hist[:0]
+		}
+		return nil
+	}
+	for _, r := range rows {
+		end, err := stampOf(r.After, v.end)
+		if err != nil {
+			return p.stampError(t, err)
+		}
+		if isCurrent(end) {
+			start, err := stampOf(r.After, v.start)
+			if err != nil {
+				return p.stampError(t, err)
+			}
+			if len(hist) > 0 || len(run) > 0 && start != runStart {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			run, runStart = append(run, r), start
+			continue
+		}
+		tuple, err := appendTuple(nil, t, v.histCols, r.After)
+		if err != nil {
+			return err
+		}
+		if v.kept(p.gtid, string(tuple)) {
+			continue
+		}
+		if len(run) > 0 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		hist = append(hist, r)
+	}
+	return flush()
+}
+
+// versionedUpdates plans updates of rows of t: an update of a current row as an UPDATE at the
+// after image's start, an update that ends a current row as a DELETE at its end (a run of rows
+// that end at the same instant in one statement).
+func (p *planner) versionedUpdates(t *table, rows []event.Row) error {
+	v := t.versioned
+	var ended []event.Row
+	var endedAt string
+	flush := func() error {
+		if len(ended) == 0 {
+			return nil
+		}
+		at, err := unixStamp(endedAt)
+		if err != nil {
+			return p.stampError(t, err)
+		}
+		err = appendVersionedDelete(p.cur, t, at, ended, p.gtid)
+		ended = ended[:0]
+		return err
+	}
+	for _, r := range rows {
+		before, err := stampOf(r.Before, v.end)
+		if err != nil {
+			return p.stampError(t, err)
+		}
+		if !isCurrent(before) {
+			return p.versionedInexact(t, "an update of a history row (its row end is "+before+")")
+		}
+		end, err := stampOf(r.After, v.end)
+		if err != nil {
+			return p.stampError(t, err)
+		}
+		if !isCurrent(end) {
+			// The row ends at end: a DELETE then, of a row that stays as it was.
+			same, err := sameBut(t, r.Before, r.After, v.end)
+			if err != nil {
+				return err
+			}
+			if !same {
+				return p.versionedInexact(t, "an update that ends a current row and changes it too")
+			}
+			if len(ended) > 0 && end != endedAt {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			ended, endedAt = append(ended, r), end
+			continue
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		start, err := stampOf(r.After, v.start)
+		if err != nil {
+			return p.stampError(t, err)
+		}
+		oldStart, err := stampOf(r.Before, v.start)
+		if err != nil {
+			return p.stampError(t, err)
+		}
+		at, err := unixStamp(start)
+		if err != nil {
+			return p.stampError(t, err)
+		}
+		if err := appendVersionedUpdate(p.cur, t, at, r, p.cfg.execMode, p.gtid); err != nil {
+			return err
+		}
+		if start > oldStart {
+			// The target keeps the row the update replaced, ended at start, as the source did.
+			h := append([]any(nil), r.Before...)
+			h[v.end] = start
+			tuple, err := appendTuple(nil, t, v.histCols, h)
+			if err != nil {
+				return err
+			}
+			v.expect(p.gtid, string(tuple))
+		}
+	}
+	return flush()
+}
+
+// versionedDeletes plans deletes of history rows of t: one DELETE HISTORY of every history row
+// that ended by the latest of them.
+func (p *planner) versionedDeletes(t *table, rows []event.Row) error {
+	v := t.versioned
+	var latest string
+	for _, r := range rows {
+		end, err := stampOf(r.Before, v.end)
+		if err != nil {
+			return p.stampError(t, err)
+		}
+		if isCurrent(end) {
+			return p.versionedInexact(t, "a delete of a current row that keeps no history of it")
+		}
+		latest = max(latest, end)
+	}
+	if latest == "" {
+		return nil
+	}
+	bound, err := time.Parse(stampLayout, latest)
+	if err != nil {
+		return p.stampError(t, err)
+	}
+	p.cur.add("DELETE HISTORY "+t.quoted, "DELETE HISTORY FROM "+t.quoted+" BEFORE SYSTEM_TIME TIMESTAMP'"+bound.Add(time.Microsecond).Format(stampLayout)+"'")
+	return nil
+}
+
+// appendHistory appends one INSERT of history rows of t, every column of their images as it is.
+func appendHistory(b *batch, t *table, rows []event.Row) error {
+	if b.lenient(t, rows...) {
+		defer b.strict()
+	}
+	v := t.versioned
+	b.begin(t.insertShape)
+	b.buf = append(b.buf, v.histHead...)
+	for n, r := range rows {
+		if n > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		var err error
+		if b.buf, err = appendTuple(b.buf, t, v.histCols, r.After); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendVersionedUpdate appends the UPDATE of r at instant at: every writable column set from the
+// after image, the row found by the before image's key; in idempotent mode, the after image
+// inserted when it found none.
+func appendVersionedUpdate(b *batch, t *table, at stamp, r event.Row, mode, gtid string) error {
+	if b.lenient(t, r) {
+		defer b.strict()
+	}
+	b.begin(t.updateShape)
+	b.buf = append(b.buf, at.prefix()...)
+	b.buf = append(b.buf, "UPDATE "...)
+	b.buf = append(b.buf, t.quoted...)
+	b.buf = append(b.buf, " SET "...)
+	for n, i := range t.writable {
+		if n > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		b.buf = append(b.buf, t.cols[i].quoted...)
+		b.buf = append(b.buf, '=')
+		var err error
+		if b.buf, err = appendValue(b.buf, &t.cols[i], r.After[i]); err != nil {
+			return err
+		}
+	}
+	var err error
+	if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
+		return err
+	}
+	b.expect(check{want: 1, kind: UpdateMissing, t: t, row: r, before: true, gtid: gtid})
+	if mode != ExecModeIdempotent {
+		return nil
+	}
+	b.begin(t.insertShape)
+	b.buf = append(b.buf, at.prefix()...)
+	b.buf = append(b.buf, t.insertHead[:len(t.insertHead)-len("VALUES ")]...)
+	b.buf = append(b.buf, "SELECT "...)
+	tuple, err := appendTuple(nil, t, t.writable, r.After)
+	if err != nil {
+		return err
+	}
+	b.buf = append(b.buf, tuple[1:len(tuple)-1]...)
+	b.buf = append(b.buf, " FROM DUAL WHERE ROW_COUNT() = 0"...)
+	b.buf = append(b.buf, t.upsertTail...)
+	return nil
+}
+
+// appendVersionedDelete appends the DELETE at instant at of rows of t, current rows that end then:
+// one DELETE ... WHERE key IN (...) when rows are identified by a key and nothing can see their
+// order, else one per row.
+func appendVersionedDelete(b *batch, t *table, at stamp, rows []event.Row, gtid string) error {
+	if t.keyKind == keyAll || t.related || len(rows) == 1 {
+		for _, r := range rows {
+			b.begin(t.deleteShape)
+			b.buf = append(b.buf, at.prefix()...)
+			b.buf = append(b.buf, "DELETE FROM "...)
+			b.buf = append(b.buf, t.quoted...)
+			var err error
+			if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
+				return err
+			}
+			b.expect(check{want: 1, kind: DeleteMissing, t: t, row: r, before: true, gtid: gtid})
+		}
+		return nil
+	}
+	b.begin(t.deleteShape)
+	b.buf = append(b.buf, at.prefix()...)
+	b.buf = append(b.buf, "DELETE FROM "...)
+	b.buf = append(b.buf, t.quoted...)
+	b.buf = append(b.buf, " WHERE "...)
+	b.buf = append(b.buf, t.keyTuple...)
+	b.buf = append(b.buf, " IN ("...)
+	for n, r := range rows {
+		if n > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		var err error
+		if len(t.key) == 1 {
+			b.buf, err = appendValue(b.buf, &t.cols[t.key[0]], r.Before[t.key[0]])
+		} else {
+			b.buf, err = appendTuple(b.buf, t, t.key, r.Before)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	b.buf = append(b.buf, ')')
+	b.expect(check{want: int64(len(rows)), kind: DeleteMissing, t: t, rows: append([]event.Row(nil), rows...), before: true, gtid: gtid})
+	return nil
+}
+
+// sameBut reports whether images a and b of t agree on every column but skip, as the applier
+// writes them.
+func sameBut(t *table, a, b []any, skip int) (bool, error) {
+	for i := range t.cols {
+		if i == skip || i >= len(a) || i >= len(b) {
+			continue
+		}
+		x, err := appendValue(nil, &t.cols[i], a[i])
+		if err != nil {
+			return false, err
+		}
+		y, err := appendValue(nil, &t.cols[i], b[i])
+		if err != nil {
+			return false, err
+		}
+		if string(x) != string(y) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// stamp is an instant as the session's timestamp takes it: unix seconds and microseconds.
+type stamp string
+
+// unixStamp returns the instant of a TIMESTAMP(6) value as the reader decodes it (UTC).
+func unixStamp(s string) (stamp, error) {
+	at, err := time.Parse(stampLayout, s)
+	if err != nil {
+		return "", err
+	}
+	return stamp(strconv.FormatInt(at.Unix(), 10) + "." + fmt.Sprintf("%06d", at.Nanosecond()/1000)), nil
+}
+
+// prefix is what makes a statement run at instant s.
+func (s stamp) prefix() string { return "SET STATEMENT timestamp=" + string(s) + " FOR " }
+
+// prefixed returns t inserting at instant s: a copy whose INSERT runs with the session's
+// timestamp at s.
+func (s stamp) prefixed(t *table) *table {
+	c := *t
+	c.insertHead = append([]byte(s.prefix()), t.insertHead...)
+	return &c
+}
+
+// stampOf returns column i of a row image, a period column's TIMESTAMP(6) value.
+func stampOf(img []any, i int) (string, error) {
+	if i >= len(img) {
+		return "", fmt.Errorf("the row image has %d columns, not the period's column %d", len(img), i+1)
+	}
+	s, ok := img[i].(string)
+	if !ok || len(s) != len(stampLayout) {
+		return "", fmt.Errorf("period column %d holds %T %v, not a TIMESTAMP(6)", i+1, img[i], img[i])
+	}
+	return s, nil
+}
+
+func isCurrent(end string) bool { return end == maxTimestamp32 || end == maxTimestamp64 }
+
+func (p *planner) stampError(t *table, err error) error {
+	return p.versionedInexact(t, "a period value the applier cannot read: "+err.Error())
+}
+
+func (p *planner) versionedInexact(t *table, what string) error {
+	return &InexactError{Table: t.quoted, GTID: p.gtid, What: what + " in a system-versioned table",
+		Fix: "no statement on the target makes that change; make the table's history equal on both sides (or leave the table out of the workflow), then re-sync it"}
+}
