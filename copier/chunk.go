@@ -77,7 +77,7 @@ func (k *cursor) begin(ctx context.Context) error {
 		}
 		buf = append(buf, "SET SESSION unique_checks = "+checks+";"...)
 	}
-	k.buf = append(buf, "BEGIN"...)
+	k.buf = append(append(buf, k.t.insertHistory()...), "BEGIN"...)
 	if stale {
 		k.buf = append(append(k.buf, ';'), k.t.clear(k.st.LastPK)...)
 	}
@@ -118,7 +118,7 @@ func (k *cursor) next(ctx context.Context) error {
 // which takes no lock, and nothing writes the table before the chunk does: the stream holds at
 // the round's position until every chunk of the round committed, and a table is one writer's.
 func (k *cursor) stale(ctx context.Context) (bool, error) {
-	q := "SELECT EXISTS (SELECT 1 FROM " + k.t.dst
+	q := "SELECT EXISTS (SELECT 1 FROM " + k.t.allRows()
 	if k.st.LastPK != nil && k.t.key != nil {
 		q += " WHERE " + tablekey.Compare(k.t.key, k.st.LastPK, ">", ">")
 	}

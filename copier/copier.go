@@ -373,6 +373,9 @@ func (c *Copier) orderByForeignKeys(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := wholeVersioned(ctx, c.cfg.Target, c.cfg.TargetDB, fk, names); err != nil {
+		return err
+	}
 	c.fk, c.redo = fk, map[string]bool{}
 	started := func(st workflow.TableCopy) bool { return st.Done || st.LastPK != nil || st.Rows > 0 }
 	done := c.done(state)
@@ -393,7 +396,7 @@ func (c *Copier) orderByForeignKeys(ctx context.Context) error {
 		for _, t := range g {
 			c.redo[t] = true
 		}
-		c.cfg.logger().Warn("tables in a cycle of foreign keys, referencing themselves with a cascading action, or whose key a cascade updates are copied whole in one round, which starts again from their first rows if the copy is interrupted",
+		c.cfg.logger().Warn("tables in a cycle of foreign keys, referencing themselves with a cascading action, whose key a cascade updates, or system-versioned are copied whole in one round, which starts again from their first rows if the copy is interrupted",
 			"tables", strings.Join(g, ","))
 	}
 	// A table started before a table it references was done, and every table started after

@@ -63,6 +63,10 @@ type table struct {
 	// copy reads the first not, and the target's defaults fill the second.
 	shared                 int
 	sourceOnly, targetOnly []string
+	// versioned says the table's history is copied (see versioned.go); dstAll is then the target
+	// table's every row (FOR SYSTEM_TIME ALL), else dst.
+	versioned bool
+	dstAll    string
 }
 
 // ErrColumns means a target table's columns do not fit the source's: the columns the two tables
@@ -135,6 +139,11 @@ func loadTable(ctx context.Context, src, dst tablekey.Querier, srcDB, dstDB, nam
 		return nil, err
 	}
 	t.key = key
+	period, err := addPeriod(ctx, src, dst, srcDB, dstDB, t)
+	if err != nil {
+		return nil, err
+	}
+	all, key = append(all, period...), t.key
 	names := make([]string, len(t.cols))
 	exprs := make([]string, len(t.cols), len(t.cols)+len(key))
 	for i, c := range t.cols {
@@ -282,7 +291,7 @@ func (t *table) clear(lastpk []string) string {
 	if lastpk != nil && t.key != nil {
 		q += " WHERE " + tablekey.Compare(t.key, lastpk, ">", ">")
 	}
-	return q
+	return q + t.clearHistory(lastpk)
 }
 
 // appendRow appends one row's VALUES tuple, vals in t.cols' order, and reports whether it holds

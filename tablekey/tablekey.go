@@ -299,9 +299,10 @@ func ScanStrings(rows *sql.Rows, n int) ([]string, error) {
 	return out, nil
 }
 
-// BaseTables lists the base tables of schema db that match, by name, in name order.
+// BaseTables lists the base tables of schema db that match, by name, in name order: MariaDB's
+// system-versioned tables too, which information_schema does not call base tables.
 func BaseTables(ctx context.Context, conn *sql.DB, db string, match func(table string) bool) ([]string, error) {
-	rows, err := conn.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME", db)
+	rows, err := conn.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') ORDER BY TABLE_NAME", db)
 	if err != nil {
 		return nil, fmt.Errorf("list the tables of %s: %w", db, err)
 	}
