@@ -131,6 +131,9 @@ func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name stri
 		res.Problem = fmt.Sprintf("table %s.%s does not exist on the target", dstDB, name)
 		return res, nil
 	}
+	if scols, dcols, err = withPeriods(ctx, src, dst, srcDB, dstDB, name, scols, dcols); err != nil {
+		return res, err
+	}
 	n, differ := tablekey.SharedColumns(scols, dcols)
 	if differ != "" {
 		res.Problem = fmt.Sprintf("columns differ: source (%s), target (%s): %s", names(scols), names(dcols), differ)
