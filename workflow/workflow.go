@@ -78,11 +78,13 @@ func (s *Store) table(name string) string {
 	return sqlq.Ident(s.sidecar) + "." + sqlq.Ident(name)
 }
 
-// Init creates the sidecar database and its tables if they do not exist.
+// Init creates the sidecar database and its tables if they do not exist, and adds the columns
+// later versions added to tables an older vplayer created. It refuses, wrapping ErrForeignTable,
+// a database holding a table of the same name that vplayer did not create (see owned.go), before
+// it creates or alters anything there.
 func (s *Store) Init(ctx context.Context) error {
-	stmts := []string{
-		"CREATE DATABASE IF NOT EXISTS " + sqlq.Ident(s.sidecar),
-		`CREATE TABLE IF NOT EXISTS ` + s.table("vreplication") + ` (
+	tables := []sidecarTable{
+		{"vreplication", `CREATE TABLE IF NOT EXISTS ` + s.table("vreplication") + ` (
   id int unsigned NOT NULL AUTO_INCREMENT,
   workflow varbinary(255) NOT NULL,
   source mediumblob NOT NULL,
@@ -108,8 +110,8 @@ func (s *Store) Init(ctx context.Context) error {
   online_ddl mediumblob DEFAULT NULL,
   PRIMARY KEY (id),
   UNIQUE KEY workflow (workflow)
-) ENGINE=InnoDB`,
-		`CREATE TABLE IF NOT EXISTS ` + s.table("vreplication_log") + ` (
+) ENGINE=InnoDB`},
+		{"vreplication_log", `CREATE TABLE IF NOT EXISTS ` + s.table("vreplication_log") + ` (
   id bigint NOT NULL AUTO_INCREMENT,
   vrepl_id int unsigned NOT NULL,
   type varbinary(256) NOT NULL,
@@ -120,15 +122,27 @@ func (s *Store) Init(ctx context.Context) error {
   updated_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (id),
   KEY vrepl_id (vrepl_id)
-) ENGINE=InnoDB`,
-		fmt.Sprintf(copyStateTable, s.table("copy_state")),
+) ENGINE=InnoDB`},
+		{"copy_state", fmt.Sprintf(copyStateTable, s.table("copy_state"))},
 	}
-	for _, q := range stmts {
-		if _, err := s.db.ExecContext(ctx, q); err != nil {
+	if _, err := s.db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+sqlq.Ident(s.sidecar)); err != nil {
+		return fmt.Errorf("create workflow tables in %s: %w", s.sidecar, err)
+	}
+	if _, err := s.ownedTables(ctx, tables); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if _, err := s.db.ExecContext(ctx, t.create+" COMMENT="+sqlq.String(tableMarker)); err != nil {
 			return fmt.Errorf("create workflow tables in %s: %w", s.sidecar, err)
 		}
 	}
-	return s.addMissingColumns(ctx)
+	// Again, now that every table exists: one of another program's made meanwhile is refused
+	// as well, and the columns read are those the upgrade starts from.
+	owned, err := s.ownedTables(ctx, tables)
+	if err != nil {
+		return err
+	}
+	return s.addMissingColumns(ctx, owned)
 }
 
 // addedColumns are columns later versions added to the sidecar's tables (table, column,
@@ -148,13 +162,11 @@ var addedColumns = [][3]string{
 	{"copy_state", "deferred_keys", "blob DEFAULT NULL"},
 }
 
-func (s *Store) addMissingColumns(ctx context.Context) error {
+// addMissingColumns adds addedColumns to the tables of owned (vplayer's, by table, with the
+// columns they have) that lack them; it never alters a table owned does not hold.
+func (s *Store) addMissingColumns(ctx context.Context, owned map[string]map[string]bool) error {
 	for _, c := range addedColumns {
-		var n int
-		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?", s.sidecar, c[0], c[1]).Scan(&n); err != nil {
-			return fmt.Errorf("check workflow table columns: %w", err)
-		}
-		if n > 0 {
+		if has, ok := owned[c[0]]; !ok || has[c[1]] {
 			continue
 		}
 		_, err := s.db.ExecContext(ctx, "ALTER TABLE "+s.table(c[0])+" ADD COLUMN "+sqlq.Ident(c[1])+" "+c[2])
