@@ -174,12 +174,14 @@ func (g *gate) Fetch(ctx context.Context) ([]*event.Event, error) {
 	}
 }
 
-// cut returns the part of items up to the pause point and keeps the rest.
+// cut returns the part of items up to the pause point and keeps the rest. A throttle or a
+// delay holds before the next group as well as after a boundary: a fetch that was waiting in
+// the relay log when a throttle began must not hand over the transaction that ends the wait.
 func (g *gate) cut(items []*event.Event) []*event.Event {
 	active, at := g.req.get()
 	for i, e := range items {
 		if !g.open {
-			if _, wait := g.due(items, i); wait {
+			if _, wait := g.due(items, i); wait || g.throttled() {
 				g.held = items[i:]
 				return items[:i]
 			}
