@@ -323,6 +323,23 @@ func (s *Server) Kill() {
 	})
 }
 
+// Signal sends sig to the server's process, as kill(1) would: SIGSTOP freezes it (its port
+// still accepts connections, which then get no answer), SIGCONT resumes it. It fails for a signal
+// that is not a syscall.Signal and after Stop or Kill.
+func (s *Server) Signal(sig os.Signal) error {
+	ss, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("signal %s: %v is not a system signal", s.name, sig)
+	}
+	s.procMu.Lock()
+	defer s.procMu.Unlock()
+	if s.ended {
+		return fmt.Errorf("signal %s: server stopped", s.name)
+	}
+	s.proc.signal(ss)
+	return nil
+}
+
 // tail returns the last n lines of the file at path, or a note saying why it cannot.
 func tail(path string, n int) string {
 	b, err := os.ReadFile(path)
