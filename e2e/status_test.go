@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -248,36 +249,53 @@ func TestStatus_againstTheSource(t *testing.T) {
 }
 
 // TestStatus_copyProgress reads the copy's progress in status --json while a workflow copies and
-// once it replicates: a percentage below 100, then 100 with every table done.
+// once it replicates: a percentage between 0 and 100, then 100 with every table done. So that
+// status sees the copy in progress whatever the machine's speed, one target table, created empty
+// beforehand, is kept from taking rows by a transaction that locks it whole, until status has
+// looked; other tables take rows meanwhile.
 func TestStatus_copyProgress(t *testing.T) {
 	e := newEnv(t)
 	const rows = 2000
 	e.createCopySource(200, rows)
-	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "10")
+	var name, create string
+	if err := e.src.QueryRowContext(e.ctx(), "SHOW CREATE TABLE bins").Scan(&name, &create); err != nil {
+		t.Fatal(err)
+	}
+	e.execOn(e.dst, create)
+	lock, err := e.dst.BeginTx(e.ctx(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.ExecContext(e.ctx(), "SELECT * FROM bins FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { lock.Rollback() }) }
+	defer release()
+
+	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "100")
 	e.waitRecordState(workflow.StateCopying, 30*time.Second)
 	var seen statusWorkflow
-	if !eventually(60*time.Second, 50*time.Millisecond, func() bool {
-		_, _, w := e.status("")
-		if deref(w.Copy.Phase) == "copying" && w.Copy.RowsCopied > 0 {
-			seen = w
-			return true
-		}
-		return w.State == workflow.StateRunning
-	}) || seen.Copy.Phase == nil {
-		t.Fatal("status never showed the copy in progress")
+	if !eventually(60*time.Second, 100*time.Millisecond, func() bool {
+		_, _, seen = e.status("")
+		return seen.Copy.RowsCopied > 0
+	}) {
+		t.Fatalf("status never showed rows copied: %+v", seen.Copy)
 	}
 	c := seen.Copy
-	if !c.Known || c.TablesTotal != len(copyTables) || c.RowsTotal < c.RowsCopied || c.Percent == nil || *c.Percent <= 0 || *c.Percent >= 100 {
-		t.Errorf("copy in progress=%+v, want %d tables, a percentage between 0 and 100", c, len(copyTables))
+	if !c.Known || deref(c.Phase) != "copying" || c.TablesTotal != len(copyTables) || c.RowsCopied == 0 || c.RowsTotal <= c.RowsCopied ||
+		c.Percent == nil || *c.Percent <= 0 || *c.Percent >= 100 {
+		t.Errorf("copy in progress=%+v, want copying %d tables, a percentage between 0 and 100", c, len(copyTables))
 	}
 	if seen.State != workflow.StateCopying || !seen.Healthy {
-		t.Errorf("state while copying=%s, healthy %v; want Copying, healthy", seen.State, seen.Healthy)
+		t.Errorf("while copying: state %s, healthy %v; want Copying, healthy", seen.State, seen.Healthy)
 	}
+	release()
 	e.waitRecordState(workflow.StateRunning, 120*time.Second)
 	_, _, w := e.status("")
-	_, copied := e.copyTotals()
-	if c := w.Copy; deref(c.Phase) != "done" || c.TablesDone != len(copyTables) || deref(c.Percent) != 100.0 || deref(c.ETASeconds) != int64(0) || c.RowsCopied != copied {
-		t.Errorf("copy once replicating=%+v, want done, %d tables, 100%%, ETA 0, %d rows", c, len(copyTables), copied)
+	_, rowsCopied := e.copyTotals()
+	if c := w.Copy; deref(c.Phase) != "done" || c.TablesDone != len(copyTables) || deref(c.Percent) != 100.0 || deref(c.ETASeconds) != int64(0) || c.RowsCopied != rowsCopied {
+		t.Errorf("copy once replicating=%+v, want done, %d tables, 100%%, ETA 0, %d rows", c, len(copyTables), rowsCopied)
 	}
 	p.signal(syscall.SIGTERM)
 	p.wait(10 * time.Second)
