@@ -36,6 +36,13 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 	if t == nil {
 		return fmt.Errorf("rows event for %s.%s without its table definition", e.Table.Schema, e.Table.Name)
 	}
+	if t.versioned != nil {
+		// A system-versioned table: its rows are planned so that the target versions them at
+		// the source's times (versioned.go).
+		if planned, err := p.addVersioned(e, t); planned || err != nil {
+			return err
+		}
+	}
 	v, err := p.viewOf(e, t)
 	if err != nil {
 		return err
