@@ -113,7 +113,10 @@ func (g *gate) Hold() (throttle.Hold, bool) {
 // throttler's next check.
 func (s *Stream) followThrottle(c workflow.Control) {
 	m := &throttle.Manual{Reason: c.ThrottleReason}
-	if c.ThrottleLeft > 0 {
+	switch {
+	case c.ThrottleLeft == workflow.ThrottleUntilUnthrottled:
+		m.Until = throttle.Forever()
+	case c.ThrottleLeft > 0:
 		m.Until = time.Now().Add(c.ThrottleLeft)
 	}
 	s.manual.Store(m)
@@ -150,6 +153,7 @@ func (g *gate) HeldTotal(now time.Time) time.Duration {
 
 // holdWatch is the stop poller's view of the gate's hold, for the record.
 type holdWatch struct {
+	seen bool // a first look was taken in this process
 	held bool
 	hold throttle.Hold
 }
@@ -160,6 +164,13 @@ func (s *Stream) followHold(ctx context.Context, g *gate, w *holdWatch) {
 	h, held := g.Hold()
 	now := time.Now()
 	g.noteHold(held, h, now)
+	if !w.seen && !held {
+		// A process killed while held left its hold's message: not this process's to keep.
+		if err := s.lease.ClearHoldMessage(ctx); err != nil {
+			s.log.Debug("could not clear a hold message left by an earlier process", "error", err)
+		}
+	}
+	w.seen = true
 	switch {
 	case held && !w.held:
 		msg := h.Message(now)

@@ -22,7 +22,6 @@ func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var w pauseWatch
-	var hw holdWatch
 	for {
 		select {
 		case <-ctx.Done():
@@ -40,7 +39,7 @@ func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
 			s.followPause(qctx, c, gate, &w)
 			s.followThrottle(c)
 		}
-		s.followHold(qctx, gate, &hw)
+		s.followHold(qctx, gate, &s.holdWatch)
 		cancel()
 		next := stopPollInterval
 		if w.raw != "" {

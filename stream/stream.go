@@ -73,6 +73,10 @@ type Stream struct {
 	// throttler is the live attempt's.
 	manual    atomic.Pointer[throttle.Manual]
 	throttler atomic.Pointer[throttle.Throttler]
+	// holdWatch is the stop poller's view of the hold, across attempts (one poller at a time),
+	// so that a hold that outlives an attempt is one hold, and one that ends at an attempt's end
+	// is logged by the next.
+	holdWatch holdWatch
 
 	// verdict is the current attempt's reported error's fate: 0 not reported yet, verdictRetry
 	// or verdictTerminal. It is decided once, in report, so the log line, OnError and the retry

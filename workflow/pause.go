@@ -46,7 +46,8 @@ type Control struct {
 	// Pos is the committed position.
 	Pos string
 	// ThrottleLeft is how long the manual throttle (vplayer throttle) still holds, on the
-	// target's clock; zero when none does. ThrottleReason is its reason.
+	// target's clock; zero when none does; ThrottleForever when it holds until vplayer
+	// unthrottle. ThrottleReason is its reason.
 	ThrottleLeft   time.Duration
 	ThrottleReason string
 }
@@ -61,7 +62,13 @@ func (s *Store) Control(ctx context.Context, id int64) (Control, error) {
 		", owner, owner <> '' AND lease_until >= "+nowMillis+", pos, GREATEST(throttle_until - "+nowMillis+", 0), throttle_reason FROM "+
 		s.table("vreplication")+" WHERE id = ?", id).
 		Scan(&c.State, &pause, &live, &c.Owner, &owned, &c.Pos, &left, &c.ThrottleReason)
-	c.ThrottleLeft = time.Duration(left) * time.Millisecond
+	switch {
+	case left >= maxThrottleMillis/2:
+		// A throttle without an end (year 9999): more milliseconds than a Duration holds.
+		c.ThrottleLeft = ThrottleUntilUnthrottled
+	default:
+		c.ThrottleLeft = time.Duration(left) * time.Millisecond
+	}
 	if err != nil {
 		return Control{}, fmt.Errorf("read workflow %d control: %w", id, err)
 	}

@@ -3,12 +3,16 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
-// ThrottleForever is the duration of a manual throttle without an end: it holds until
-// Unthrottle.
+// ThrottleForever is the duration to give Throttle for a manual throttle without an end: it
+// holds until Unthrottle.
 const ThrottleForever time.Duration = 0
+
+// ThrottleUntilUnthrottled is Control.ThrottleLeft for a manual throttle without an end.
+const ThrottleUntilUnthrottled time.Duration = math.MaxInt64
 
 // maxThrottleMillis is the throttle_until of a throttle without an end (the year 9999).
 const maxThrottleMillis = 253402214400000
@@ -50,4 +54,10 @@ func Truncate255(s string) string {
 		return s[:255]
 	}
 	return s
+}
+
+// ClearHoldMessage clears the record's message if it is a hold's (throttled or delayed) and the
+// lease is still ours: what a process killed while held left behind.
+func (l *Lease) ClearHoldMessage(ctx context.Context) error {
+	return l.update(ctx, "message = IF("+notHoldMessage+", message, '')")
 }

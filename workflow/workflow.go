@@ -425,7 +425,17 @@ func (s *Store) heartbeatSQL(id int64, now int64, epoch uint64) string {
 // clearWhileRunning is the message a position or heartbeat write leaves: none while the workflow
 // is Running (it makes progress, so the error that message was about is over); otherwise what a
 // vplayer stop or a terminal error recorded since, which an in-flight write must not erase.
-const clearWhileRunning = "IF(state = '" + StateRunning + "', '', message)"
+const clearWhileRunning = "IF(state = '" + StateRunning + "' AND " + notHoldMessage + ", '', message)"
+
+// Hold messages (SPEC 4.5) begin with these: the stream that holds keeps them while the hold
+// lasts and clears them when it ends, whatever the position and heartbeat writes do meanwhile.
+const (
+	HoldMessageThrottled = "throttled: "
+	HoldMessageDelayed   = "delayed: "
+)
+
+// notHoldMessage is true of a message that is not a hold's.
+const notHoldMessage = "message NOT LIKE '" + HoldMessageThrottled + "%' AND message NOT LIKE '" + HoldMessageDelayed + "%'"
 
 // DB returns the store's pool.
 func (s *Store) DB() *sql.DB { return s.db }
