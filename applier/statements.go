@@ -332,24 +332,7 @@ func appendDelete(b *batch, t *table, rows []event.Row, gtid string) error {
 		}
 		b.buf = append(b.buf, ')')
 	}
-	b.buf = append(b.buf, " IN ("...)
-	for n, r := range rows {
-		if n > 0 {
-			b.buf = append(b.buf, ',')
-		}
-		var err error
-		if len(t.key) == 1 {
-			b.buf, err = appendValue(b.buf, &t.cols[t.key[0]], r.Before[t.key[0]])
-		} else {
-			b.buf, err = appendTuple(b.buf, t, t.key, r.Before)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	b.buf = append(b.buf, ')')
-	b.expect(check{want: int64(len(rows)), kind: DeleteMissing, t: t, rows: append([]event.Row(nil), rows...), before: true, gtid: gtid})
-	return nil
+	return appendKeysIn(b, t, rows, gtid)
 }
 
 // requalify returns the DDL statement q with each byte range of refs (the source database as a
@@ -393,4 +376,27 @@ func (b *batch) truncate(n int) {
 	}
 	clear(b.checks[k:])
 	b.checks = b.checks[:k]
+}
+
+// appendKeysIn appends " IN (...)" with the key of each row's before image, after the key
+// columns of a DELETE, and the check that the statement deletes every one of the rows.
+func appendKeysIn(b *batch, t *table, rows []event.Row, gtid string) error {
+	b.buf = append(b.buf, " IN ("...)
+	for n, r := range rows {
+		if n > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		var err error
+		if len(t.key) == 1 {
+			b.buf, err = appendValue(b.buf, &t.cols[t.key[0]], r.Before[t.key[0]])
+		} else {
+			b.buf, err = appendTuple(b.buf, t, t.key, r.Before)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	b.buf = append(b.buf, ')')
+	b.expect(check{want: int64(len(rows)), kind: DeleteMissing, t: t, rows: append([]event.Row(nil), rows...), before: true, gtid: gtid})
+	return nil
 }

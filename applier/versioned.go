@@ -511,24 +511,7 @@ func appendVersionedDelete(b *batch, t *table, at stamp, rows []event.Row, gtid 
 	b.buf = append(b.buf, t.quoted...)
 	b.buf = append(b.buf, " WHERE "...)
 	b.buf = append(b.buf, t.keyTuple...)
-	b.buf = append(b.buf, " IN ("...)
-	for n, r := range rows {
-		if n > 0 {
-			b.buf = append(b.buf, ',')
-		}
-		var err error
-		if len(t.key) == 1 {
-			b.buf, err = appendValue(b.buf, &t.cols[t.key[0]], r.Before[t.key[0]])
-		} else {
-			b.buf, err = appendTuple(b.buf, t, t.key, r.Before)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	b.buf = append(b.buf, ')')
-	b.expect(check{want: int64(len(rows)), kind: DeleteMissing, t: t, rows: append([]event.Row(nil), rows...), before: true, gtid: gtid})
-	return nil
+	return appendKeysIn(b, t, rows, gtid)
 }
 
 // sameBut reports whether images a and b of t agree on every column but skip, as the applier
