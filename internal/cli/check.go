@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/stream"
 	"github.com/vplayer/vplayer/workflow"
@@ -43,14 +41,8 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, checkUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return usagef("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if err := f.validate(); err != nil {
 		return err

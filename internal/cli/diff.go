@@ -80,14 +80,8 @@ func (f *diffFlags) validate() error {
 // 1 when not (or on an error), 2 for bad usage.
 func diffCmd(args []string, stdout, stderr io.Writer) error {
 	fs, f := newDiffFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return usagef("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if err := f.validate(); err != nil {
 		return err

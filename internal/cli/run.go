@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -165,14 +164,8 @@ func newLogger(format, level string, w io.Writer, workflow string) (log *slog.Lo
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs, f := newRunFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return usagef("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if err := f.validate(); err != nil {
 		return err

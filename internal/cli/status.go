@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -100,14 +99,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) error {
 	var tf, sf tlsFlags
 	tf.register(fs, "target")
 	sf.register(fs, "source")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return usagef("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if *logs < 0 || *logs > maxStatusLogs {
 		return usagef("--log is %d: want 0 to %d rows", *logs, maxStatusLogs)

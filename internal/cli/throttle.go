@@ -36,14 +36,8 @@ func newRecordCommand(name, workflowHelp string, stderr io.Writer) *recordComman
 
 // parse parses args and opens the record store; done closes it.
 func (c *recordCommand) parse(args []string) (store *workflow.Store, done func(), err error) {
-	if err := c.fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil, nil, errHelp
-		}
-		return nil, nil, usagef("%v", err)
-	}
-	if c.fs.NArg() > 0 {
-		return nil, nil, usagef("unexpected arguments: %s", strings.Join(c.fs.Args(), " "))
+	if err := parseArgs(c.fs, args); err != nil {
+		return nil, nil, err
 	}
 	if *c.workflow == "" {
 		return nil, nil, usagef("--workflow is required")
@@ -94,5 +88,19 @@ func unthrottleCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "workflow %s: manual throttle ended; the process that owns it goes on within a second (other throttles still apply)\n", *c.workflow)
+	return nil
+}
+
+// parseArgs parses args into fs: --help is errHelp, a bad flag or a stray argument a usage error.
+func parseArgs(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
 	return nil
 }
