@@ -63,8 +63,8 @@ demo:
 
 # bench times vplayer against native replication on local servers (about 20 minutes) and writes
 # bench/results/*.json. By default it times vplayer with 1 and with 2 apply workers, as the
-# README's figures are; BENCH_FLAGS replaces that (BENCH_FLAGS=--quick runs one vplayer with its
-# default on small backlogs in about a minute). cmd/vplayer-bench builds the vplayer it times
+# figures in docs/benchmarks.md are; BENCH_FLAGS replaces that (BENCH_FLAGS=--quick runs one
+# vplayer with its default on small backlogs in about a minute). cmd/vplayer-bench builds the vplayer it times
 # from this tree with $(GO) (BENCH_FLAGS=--vplayer PATH times another). Its quick mode also runs
 # inside `make test` (internal/bench/bench_test.go).
 BENCH_FLAGS ?= --apply-workers 1,2

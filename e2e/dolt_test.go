@@ -8,8 +8,8 @@ import (
 	"github.com/vplayer/vplayer/stream"
 )
 
-// doltTypes is the type mix replicated from Dolt: what Dolt stores as MySQL does (see README's
-// support table for what it does not).
+// doltTypes is the type mix replicated from Dolt: what Dolt stores as MySQL does (see
+// docs/support.md for what it does not).
 var doltTypes = []string{
 	`CREATE TABLE types (
   id int NOT NULL PRIMARY KEY,

@@ -75,7 +75,7 @@ func TestRun_help(t *testing.T) {
 	help := stdout.String()
 	modes := bench.Modes()
 	if got, want := len(modes), 7; got != want {
-		t.Errorf("bench.Modes() has %d modes, want %d: update this test and the README's table", got, want)
+		t.Errorf("bench.Modes() has %d modes, want %d: update this test and docs/benchmarks.md's table", got, want)
 	}
 	for _, m := range modes {
 		if !strings.Contains(help, "\n  "+m.Name+" ") {

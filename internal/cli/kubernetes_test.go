@@ -278,7 +278,7 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Errorf("the container declares no port %d (--metrics-addr)", metricsPort)
 	}
 
-	// Memory above the measured peak RSS (21 to 24 MiB, README "Benchmark").
+	// Memory above the measured peak RSS (21 to 24 MiB, docs/benchmarks.md).
 	peak := resource.MustParse("24Mi")
 	req, lim := c.Resources.Requests[corev1.ResourceMemory], c.Resources.Limits[corev1.ResourceMemory]
 	if req.Cmp(peak) <= 0 {
