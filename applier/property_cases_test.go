@@ -154,20 +154,10 @@ func TestPlanner_PropertyCases(t *testing.T) {
 	}
 }
 
-// bugFoldFillsFirst is open while the planner writes a fold that fills in the middle of a target
-// transaction (maxFoldBytes or maxFoldRows; twice those with workers) before the row group still
-// pending, which holds earlier changes: partial-image inserts or deletes of the same table, which
-// then run after the folded changes of the same keys. Strict mode stops at a mismatch the source
-// never had; idempotent mode leaves a row the source deleted, or deletes one the source has.
-// While it is open, the property test's seeds draw no large rows event on a table that folds, and
-// the regressions below are skipped.
-const bugFoldFillsFirst = true
-
 // propRegressions are cases the property test found failing, at their smallest, each run under
 // every one of propCaseConfigs.
 var propRegressions = []struct {
 	name string
-	bug  bool // the bug is open: the case is skipped
 	txns []propTxn
 }{
 	{
@@ -175,7 +165,6 @@ var propRegressions = []struct {
 		// the same key (another session's, one large row) and is written first: DELETE, then
 		// INSERT.
 		name: "fold fills after a partial insert of its key",
-		bug:  bugFoldFillsFirst,
 		txns: []propTxn{
 			txnOf(propStmtOf("pk", event.Insert, nil, []string{"id", "bl", "ts"}, propIns(propRow{int64(1), nil, int64(7), "dflt", "b", "2026-01-02 03:04:05"}))),
 			txnOf(sized(2200<<10, propStmtOf("pk", event.Delete, nil, nil, propDel(propRow{int64(1), nil, int64(7), "dflt", "b", "2026-01-02 03:04:05"})))),
@@ -185,7 +174,6 @@ var propRegressions = []struct {
 		// A MINIMAL DELETE waits in the row group; the fold fills on the INSERT of the same key
 		// and is written first: INSERT of a key that is still there, then DELETE.
 		name: "fold fills after a partial delete of its key",
-		bug:  bugFoldFillsFirst,
 		txns: []propTxn{
 			txnOf(propStmtOf("pk", event.Insert, nil, nil, propIns(propRow{int64(1), nil, int64(7), "dflt", "b", "2026-01-02 03:04:05"}))),
 			txnOf(propStmtOf("pk", event.Delete, []string{"id"}, nil, propDel(propRow{int64(1), nil, int64(7), "dflt", "b", "2026-01-02 03:04:05"}))),
@@ -207,9 +195,6 @@ func TestPlanner_PropertyRegressions(t *testing.T) {
 	for _, tc := range propRegressions {
 		for _, c := range propCaseConfigs {
 			t.Run(tc.name+"/"+c.name, func(t *testing.T) {
-				if tc.bug {
-					t.Skip("bug: the planner writes a fold that fills before the pending row group of earlier changes (see bugFoldFillsFirst)")
-				}
 				cfg := c.cfg
 				cfg.oneFetch = true // the row group and the fold of several transactions together
 				h := propHistory{seed: 1, cfg: cfg, txns: tc.txns}

@@ -88,7 +88,7 @@ func (g *propGen) stmt(ti int) (propStmt, bool) {
 		st.kind = event.Delete
 		g.delete(&st, rows)
 	}
-	if g.coin(3) && !(bugFoldFillsFirst && g.shapes[ti].folds) {
+	if g.coin(3) {
 		// Rows with values larger than the model's: a fold or a row group that fills, a
 		// transaction large enough to run alone.
 		st.size = []int{160 << 10, 600 << 10, 1100 << 10}[g.r.IntN(3)]

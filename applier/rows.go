@@ -69,6 +69,11 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 		// With workers, a fold that filled is committed at the transaction's end (see event),
 		// unless the transaction alone makes it twice as large.
 		if p.fold.full() && (!p.cfg.parallel || p.fold.overfull()) {
+			// The row group may hold earlier changes of the same keys (a partial image's
+			// rows): it goes first, as flushPending writes them.
+			if err := p.flushGroup(); err != nil {
+				return err
+			}
 			return p.fold.appendTo(p.cur, p.cfg.execMode, p.gtid)
 		}
 		return nil
