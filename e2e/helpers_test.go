@@ -113,6 +113,9 @@ func (e *env) streamConfig() stream.Config {
 	cfg.Source = stream.Source{Host: "127.0.0.1", Port: srcPort, User: "root", DB: e.db, Pool: e.srcPool}
 	cfg.Target, cfg.TargetDB, cfg.StartPos = e.dstPool, e.db, "current"
 	cfg.ProgressDeadline, cfg.RetryDelay = time.Minute, 200*time.Millisecond
+	if e.source.IsDolt() {
+		cfg.RetryDelay = time.Second // see startVplayerWith: Dolt's spurious 1236
+	}
 	cfg.ServerID, cfg.Options = binlog.ServerIDFor(e.workflow), "{}"
 	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("workflow", e.workflow)
 	return cfg
