@@ -111,3 +111,22 @@ func ddlShape(q string) string {
 	}
 	return strings.Join(f, " ")
 }
+
+// requalify returns the DDL statement q with each byte range of refs (the source database as a
+// qualifier, in order) replaced by db, an identifier already quoted.
+func requalify(q string, refs [][2]int, db string) string {
+	if len(refs) == 0 {
+		return q
+	}
+	out := make([]byte, 0, len(q)+len(refs)*len(db))
+	last := 0
+	for _, r := range refs {
+		if r[0] < last || r[1] > len(q) || r[0] > r[1] {
+			return q // not ranges of q: leave the statement as the source ran it
+		}
+		out = append(out, q[last:r[0]]...)
+		out = append(out, db...)
+		last = r[1]
+	}
+	return string(append(out, q[last:]...))
+}

@@ -335,25 +335,6 @@ func appendDelete(b *batch, t *table, rows []event.Row, gtid string) error {
 	return appendKeysIn(b, t, rows, gtid)
 }
 
-// requalify returns the DDL statement q with each byte range of refs (the source database as a
-// qualifier, in order) replaced by db, an identifier already quoted.
-func requalify(q string, refs [][2]int, db string) string {
-	if len(refs) == 0 {
-		return q
-	}
-	out := make([]byte, 0, len(q)+len(refs)*len(db))
-	last := 0
-	for _, r := range refs {
-		if r[0] < last || r[1] > len(q) || r[0] > r[1] {
-			return q // not ranges of q: leave the statement as the source ran it
-		}
-		out = append(out, q[last:r[0]]...)
-		out = append(out, db...)
-		last = r[1]
-	}
-	return string(append(out, q[last:]...))
-}
-
 // size is the bytes of SQL b holds.
 func (b *batch) size() int { return len(b.buf) }
 

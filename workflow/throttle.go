@@ -61,3 +61,15 @@ func Truncate255(s string) string {
 func (l *Lease) ClearHoldMessage(ctx context.Context) error {
 	return l.update(ctx, "message = IF("+notHoldMessage+", message, '')")
 }
+
+// Hold messages (SPEC 4.5) begin with these: the stream that holds keeps them while the hold
+// lasts and clears them when it ends, whatever the position and heartbeat writes do meanwhile.
+const (
+	HoldMessageThrottled = "throttled: "
+	HoldMessageDelayed   = "delayed: "
+)
+
+// notHoldMessage is true of a message that is not a hold's.
+const notHoldMessage = "message NOT LIKE '" + HoldMessageThrottled + "%' AND message NOT LIKE '" + HoldMessageDelayed + "%'"
+
+// DB returns the store's pool.
