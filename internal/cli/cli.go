@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/vplayer/vplayer/workflow"
 )
 
 // Exit codes.
@@ -14,6 +16,9 @@ const (
 	ExitOK    = 0 // requested stop
 	ExitError = 1 // terminal error or failed preflight
 	ExitUsage = 2 // bad usage or configuration, reported before any connection
+	// ExitLostLease: run lost the workflow's lease to another process. Unlike 1, a restart
+	// helps: the process comes back as a standby, so supervisors restart it.
+	ExitLostLease = 3
 )
 
 // usageError is bad usage or configuration: exit code 2.
@@ -91,6 +96,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return ExitOK
+	}
+	if errors.Is(err, workflow.ErrLostOwnership) {
+		fmt.Fprintf(stderr, "vplayer: %v\n", err)
+		return ExitLostLease
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
