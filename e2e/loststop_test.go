@@ -20,13 +20,13 @@ func TestLease_lostOwnerReadsStopAsLoss(t *testing.T) {
 		_, epochA := e.owner()
 		a.signal(syscall.SIGSTOP)
 		e.waitEpochAbove(epochA, leaseTTL+5*time.Second)
-		b.waitOutput("workflow running", 10*time.Second)
+		b.waitOutput("workflow lease acquired", 10*time.Second)
 		b.signal(syscall.SIGTERM)
 		if code := b.wait(10 * time.Second); code != 0 {
 			t.Fatalf("round %d: the new owner exited with %d on SIGTERM, want 0", round, code)
 		}
 		if got := e.record().State; got != "Stopped" {
-			t.Fatalf("round %d: record state %s after the new owner's stop, want Stopped", round, got)
+			t.Fatalf("round %d: record state %s after the new owner's stop, want Stopped; its output:\n%s", round, got, b.out.String())
 		}
 		a.signal(syscall.SIGCONT)
 		code := a.wait(leaseTTL + 15*time.Second)
