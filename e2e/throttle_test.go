@@ -531,6 +531,9 @@ func TestThrottle_manualAcrossRestart(t *testing.T) {
 	if m, _ := getMetrics(t, p.metricsAddr(5*time.Second)); m.get(t, "vplayer_throttled", "reason", throttle.KindManual) != 1 {
 		t.Errorf("vplayer_throttled{reason=%q} = %v while held, want 1", throttle.KindManual, m.get(t, "vplayer_throttled", "reason", throttle.KindManual))
 	}
+	if code, body := httpGet("http://" + p.metricsAddr(5*time.Second) + "/healthz"); code != 200 {
+		t.Errorf("/healthz = %d %q while held, want 200: held is healthy", code, body)
+	}
 	const rows = 20
 	for i := range rows {
 		e.exec(e.src, fmt.Sprintf("INSERT INTO kv VALUES (%d, %d)", 2+i, i))
@@ -556,6 +559,17 @@ func TestThrottle_manualAcrossRestart(t *testing.T) {
 	}
 	heldAgain := time.Now()
 	t.Logf("restarted vplayer held %v after the kill, %v before the throttle's end", heldAgain.Sub(killed).Round(time.Millisecond), asked.Add(hold).Sub(heldAgain).Round(time.Millisecond))
+	// A stop while held ends within SPEC 8's 2 s, and the next process holds in turn.
+	stopAt := time.Now()
+	p2.signal(syscall.SIGTERM)
+	if code := p2.wait(10 * time.Second); code != 0 || time.Since(stopAt) > 2500*time.Millisecond {
+		t.Errorf("SIGTERM while held: exit %d after %v, want 0 within 2s", code, time.Since(stopAt).Round(time.Millisecond))
+	}
+	first := p2
+	p2 = e.startVplayer(args...)
+	if !eventually(hold, 20*time.Millisecond, func() bool { return strings.Contains(p2.out.String(), "held on purpose") }) {
+		t.Fatalf("the third vplayer did not hold within %v; output:\n%s", hold, p2.out.String())
+	}
 	var applied time.Time
 	if !eventually(hold+10*time.Second, 20*time.Millisecond, func() bool {
 		n := e.count(e.dst, "kv")
@@ -581,7 +595,7 @@ func TestThrottle_manualAcrossRestart(t *testing.T) {
 	}
 	e.assertHoldLogged("throttled: manual throttle (e2e)", "manual throttle (e2e)")
 	if n := len(e.holdRows()); n < 3 {
-		t.Errorf("%d Hold rows, want at least 3: a start in each process and the end", n)
+		t.Errorf("%d Hold rows, want at least 3: a start in the first process, one in the second or third, and the end", n)
 	}
 	m, _ := getMetrics(t, p2.metricsAddr(5*time.Second))
 	if got := m.get(t, "vplayer_throttled", "reason", throttle.KindManual); got != 0 {
@@ -590,7 +604,7 @@ func TestThrottle_manualAcrossRestart(t *testing.T) {
 	if got := m.get(t, "vplayer_throttled_seconds_total"); got < 1 {
 		t.Errorf("vplayer_throttled_seconds_total = %v in the restarted process, want its hold counted", got)
 	}
-	for i, out := range []string{p.out.String(), p2.out.String()} {
+	for i, out := range []string{p.out.String(), first.out.String(), p2.out.String()} {
 		if strings.Contains(out, "error in stream") {
 			t.Errorf("process %d reported a stream error while throttled:\n%s", i+1, out)
 		}
