@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 
 	"github.com/vplayer/vplayer/internal/tlsconfig"
@@ -50,17 +51,20 @@ func checkListenAddr(addr string) error {
 }
 
 // operations are what a run serves operators besides replication: the metrics collector (read by
-// /metrics, /healthz and the progress line), the metrics and profiles servers and the progress
-// logger.
+// /metrics, /healthz, the progress line and systemd's notifications), the metrics and profiles
+// servers, the progress logger and, under systemd's Type=notify, the notifications.
 type operations struct {
 	col          *metrics.Collector
 	stopServers  []func()
 	stopProgress context.CancelFunc
 	progressDone chan struct{}
+	systemd      *systemdFeed  // nil unless $NOTIFY_SOCKET is set
+	systemdDone  chan struct{} // closed when systemd's Run returns
 }
 
 // startOperations creates the collector, starts serving --metrics-addr and --pprof-addr when set
-// (a failure to listen is an error: exit code 1) and the progress line. stop ends them all.
+// (a failure to listen is an error: exit code 1), the progress line and, when $NOTIFY_SOCKET is
+// set, systemd's notifications. stop ends them all.
 func (f *runFlags) startOperations(ctx context.Context, log *slog.Logger) (*operations, error) {
 	o := &operations{
 		col: metrics.New(metrics.Options{Workflow: f.workflow, RelayLogMaxBytes: f.relayMaxSize, RelayLogMaxItems: f.relayMaxItems,
@@ -87,6 +91,13 @@ func (f *runFlags) startOperations(ctx context.Context, log *slog.Logger) (*oper
 		defer close(o.progressDone)
 		logProgress(pctx, log, o.col, progressInterval)
 	}()
+	if o.systemd = newSystemdFeed(os.Getenv, os.Getpid(), o.col.Snapshot, log); o.systemd != nil {
+		o.systemdDone = make(chan struct{})
+		go func() {
+			defer close(o.systemdDone)
+			o.systemd.Run(pctx)
+		}()
+	}
 	return o, nil
 }
 
@@ -95,10 +106,22 @@ func (o *operations) hook(cfg *stream.Config) {
 	cfg.OnStart, cfg.OnError, cfg.OnState = o.col.OnStart, o.col.OnError, o.col.OnState
 }
 
-// stop ends the progress line and shuts the servers down, waiting for them all.
+// ready tells systemd, when it asked, that the stream runs (READY=1): the watchdog is fed from
+// then on, while the stream is live.
+func (o *operations) ready() {
+	if o.systemd != nil {
+		o.systemd.Ready()
+	}
+}
+
+// stop ends the progress line and systemd's notifications (STOPPING=1) and shuts the servers down,
+// waiting for them all.
 func (o *operations) stop() {
 	o.stopProgress()
 	<-o.progressDone
+	if o.systemdDone != nil {
+		<-o.systemdDone
+	}
 	o.stopAll()
 }
 

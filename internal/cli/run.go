@@ -202,6 +202,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	ops.ready()
 	logger.Info("starting", "source", fmt.Sprintf("%s:%d/%s", rs.src.host, rs.src.port, rs.sourceDB), "target_db", rs.targetDB, "server_id", rs.serverID)
 	return s.Run(ctx)
 }

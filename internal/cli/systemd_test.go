@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,7 +51,8 @@ func unitSettings(t *testing.T, path string) map[string][]string {
 // TestSystemdUnit checks vplayer@.service against the command line: the instance name is the
 // workflow, the example environment file's flags parse and validate with the real flag set and
 // hold no password, the passwords come from the variables vplayer reads, a terminal error (exit
-// 1) and bad usage (exit 2) are not restarted, and the stop timeout is above the 2s graceful stop.
+// 1) and bad usage (exit 2) are not restarted, the stop timeout is above the 2s graceful stop, and
+// systemd's watchdog outlasts several of vplayer's pings and stops it gracefully.
 func TestSystemdUnit(t *testing.T) {
 	u := unitSettings(t, filepath.Join(systemdDir, "vplayer@.service"))
 	one := func(key string) string {
@@ -84,6 +88,20 @@ func TestSystemdUnit(t *testing.T) {
 	}
 	if stop <= 2*time.Second || stop > 30*time.Second {
 		t.Errorf("TimeoutStopSec=%v, want above the 2s graceful stop and at most 30s", stop)
+	}
+	// Type=notify: READY=1 after the preflight, the watchdog fed while the stream is live.
+	if got, want := one("Service.Type")+" "+one("Service.NotifyAccess"), "notify main"; got != want {
+		t.Errorf("Type and NotifyAccess %q, want %q", got, want)
+	}
+	wd, err := time.ParseDuration(one("Service.WatchdogSec"))
+	if err != nil {
+		t.Fatalf("WatchdogSec: %v", err)
+	}
+	if wd < 4*systemdStatusEvery {
+		t.Errorf("WatchdogSec=%v, want at least 4 of vplayer's pings (every %v)", wd, systemdStatusEvery)
+	}
+	if got := one("Service.WatchdogSignal"); got != "SIGTERM" {
+		t.Errorf("WatchdogSignal=%q, want SIGTERM: Go exits 2 on the default SIGABRT, which RestartPreventExitStatus keeps down", got)
 	}
 
 	// The example environment file.
@@ -121,35 +139,59 @@ func TestSystemdUnit(t *testing.T) {
 	}
 }
 
-// TestSystemdUnit_verify runs systemd-analyze verify on an instance of the unit, with ExecStart
-// pointed at an executable that exists here (this test's binary: verify checks the path is an
-// executable file, not what it does). verify exits 0 on an unknown key or a bad value and only
-// warns, so any warning naming the unit fails the test.
-func TestSystemdUnit_verify(t *testing.T) {
+// vplayerBinary builds cmd/vplayer once per test binary, for the unit's ExecStart.
+var vplayerBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "vplayer-unit-")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "vplayer")
+	if out, err := exec.Command("go", "build", "-o", path, "github.com/vplayer/vplayer/cmd/vplayer").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return path, nil
+})
+
+// analyzableUnit returns systemd-analyze's path and the unit's text with ExecStart running a
+// vplayer built from this module (verify checks the path is an executable file), skipping the
+// test where systemd-analyze is not installed.
+func analyzableUnit(t *testing.T) (analyze, binary, unit string) {
+	t.Helper()
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
 		t.Skip("systemd-analyze is not installed (Debian package systemd); skipping the unit's verification")
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(systemdDir, "vplayer@.service"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const binary = "/usr/local/bin/vplayer"
-	if !strings.Contains(string(b), "ExecStart="+binary+" ") {
-		t.Fatalf("vplayer@.service's ExecStart does not run %s", binary)
+	const installed = "/usr/local/bin/vplayer"
+	if !strings.Contains(string(b), "ExecStart="+installed+" ") {
+		t.Fatalf("vplayer@.service's ExecStart does not run %s", installed)
 	}
-	unit := strings.Replace(string(b), "ExecStart="+binary+" ", "ExecStart="+self+" ", 1)
+	if binary, err = vplayerBinary(); err != nil {
+		t.Fatal(err)
+	}
+	return analyze, binary, strings.Replace(string(b), "ExecStart="+installed+" ", "ExecStart="+binary+" ", 1)
+}
+
+// writeUnit writes text as the unit vplayer@orders.service in a new directory and returns its path.
+func writeUnit(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "vplayer@orders.service")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSystemdUnit_verify runs systemd-analyze verify on an instance of the unit. verify exits 0
+// on an unknown key or a bad value and only warns, so any warning naming the unit fails the test.
+func TestSystemdUnit_verify(t *testing.T) {
+	analyze, binary, unit := analyzableUnit(t)
 	check := func(text string) (ok bool, out string) {
 		t.Helper()
-		path := filepath.Join(t.TempDir(), "vplayer@orders.service")
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		o, err := exec.Command(analyze, "verify", "--man=no", path).CombinedOutput()
+		o, err := exec.Command(analyze, "verify", "--man=no", writeUnit(t, text)).CombinedOutput()
 		out = strings.TrimSpace(string(o))
 		return err == nil && !strings.Contains(out, "vplayer@"), out
 	}
@@ -159,10 +201,72 @@ func TestSystemdUnit_verify(t *testing.T) {
 	// The check catches a misspelt key and a missing binary.
 	for _, bad := range []struct{ name, from, to string }{
 		{"a misspelt key", "\nRestart=", "\nRestrat="},
-		{"a missing binary", "ExecStart=" + self, "ExecStart=/nonexistent/vplayer"},
+		{"a missing binary", "ExecStart=" + binary, "ExecStart=/nonexistent/vplayer"},
 	} {
 		if ok, _ := check(strings.Replace(unit, bad.from, bad.to, 1)); ok {
 			t.Errorf("systemd-analyze verify passed the unit with %s", bad.name)
 		}
+	}
+}
+
+// maxExposure is the highest exposure level systemd-analyze security may give the unit: measured
+// at 1.1 OK (6.5 MEDIUM before its hardening), with room for a rating that changes a little
+// between systemd versions, and well under 2.0, where a missing system call filter or capability
+// bound alone would bring it.
+const maxExposure = 1.5
+
+// exposureLine is systemd-analyze security's summary line.
+var exposureLine = regexp.MustCompile(`Overall exposure level for vplayer@orders\.service: ([0-9.]+) ([A-Z]+)`)
+
+// unitWarning is a warning of systemd's unit parser about one of the unit's lines.
+var unitWarning = regexp.MustCompile(`vplayer@orders\.service:[0-9]+: .*`)
+
+// TestSystemdUnit_security rates the unit with systemd-analyze security --offline (systemd 250
+// and later) and checks the exposure level stays at most maxExposure, that the analysis reports
+// no problem with the unit's lines, and that the docs quote the level measured.
+func TestSystemdUnit_security(t *testing.T) {
+	analyze, _, unit := analyzableUnit(t)
+	security := func(text string) (level float64, rating, out string) {
+		t.Helper()
+		cmd := exec.Command(analyze, "security", "--offline=true", "--man=no", writeUnit(t, text))
+		o, err := cmd.CombinedOutput()
+		out = string(o)
+		if err != nil {
+			if strings.Contains(out, "--offline") || strings.Contains(out, "unrecognized option") {
+				t.Skipf("this systemd-analyze has no --offline (systemd 250 and later):\n%s", out)
+			}
+			t.Fatalf("systemd-analyze security: %v\n%s", err, out)
+		}
+		m := exposureLine.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("systemd-analyze security printed no overall exposure level:\n%s", out)
+		}
+		level, err = strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return level, m[2], out
+	}
+	level, rating, out := security(unit)
+	if w := unitWarning.FindAllString(out, -1); len(w) > 0 {
+		t.Errorf("systemd-analyze security warns about the unit's lines:\n%s", strings.Join(w, "\n"))
+	}
+	if level > maxExposure {
+		t.Errorf("exposure level %.1f %s, want at most %.1f:\n%s", level, rating, maxExposure, out)
+	}
+	measured := fmt.Sprintf("%.1f %s", level, rating)
+	for _, doc := range []string{"README.md", "docs/running.md", "deploy/systemd/vplayer@.service"} {
+		if b, err := os.ReadFile(filepath.Join(repoRoot, doc)); err != nil {
+			t.Error(err)
+		} else if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), measured) {
+			t.Errorf("%s does not quote the exposure level measured, %q", doc, measured)
+		}
+	}
+	// The checks catch a misspelt directive and a unit that lost its system call filter.
+	if _, _, out := security(strings.Replace(unit, "\nProtectClock=", "\nProtectClocks=", 1)); !unitWarning.MatchString(out) {
+		t.Errorf("no warning found for a misspelt directive:\n%s", out)
+	}
+	if bare, _, _ := security(strings.ReplaceAll(unit, "\nSystemCallFilter=", "\n#SystemCallFilter=")); bare <= maxExposure {
+		t.Errorf("without its system call filter the unit rates %.1f, within the threshold %.1f", bare, maxExposure)
 	}
 }
