@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -139,18 +138,15 @@ func TestSystemdUnit(t *testing.T) {
 	}
 }
 
-// vplayerBinary builds cmd/vplayer once per test binary, for the unit's ExecStart.
-var vplayerBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "vplayer-unit-")
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "vplayer")
+// buildVplayer builds cmd/vplayer into a temporary directory of t, for the unit's ExecStart.
+func buildVplayer(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "vplayer")
 	if out, err := exec.Command("go", "build", "-o", path, "github.com/vplayer/vplayer/cmd/vplayer").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return path, nil
-})
+	return path
+}
 
 // analyzableUnit returns systemd-analyze's path and the unit's text with ExecStart running a
 // vplayer built from this module (verify checks the path is an executable file), skipping the
@@ -169,9 +165,7 @@ func analyzableUnit(t *testing.T) (analyze, binary, unit string) {
 	if !strings.Contains(string(b), "ExecStart="+installed+" ") {
 		t.Fatalf("vplayer@.service's ExecStart does not run %s", installed)
 	}
-	if binary, err = vplayerBinary(); err != nil {
-		t.Fatal(err)
-	}
+	binary = buildVplayer(t)
 	return analyze, binary, strings.Replace(string(b), "ExecStart="+installed+" ", "ExecStart="+binary+" ", 1)
 }
 
