@@ -255,25 +255,7 @@ func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 	b.buf = append(b.buf, "UPDATE "...)
 	b.buf = append(b.buf, t.quoted...)
 	b.buf = append(b.buf, " SET "...)
-	if len(t.writable) == 0 {
-		// A partial after image with no column vplayer writes (a source column the target
-		// lacks changed): the row must still be there.
-		c := t.cols[t.key[0]].quoted
-		b.buf = append(b.buf, c+"="+c...)
-	}
-	for n, i := range t.writable {
-		if n > 0 {
-			b.buf = append(b.buf, ',')
-		}
-		b.buf = append(b.buf, t.cols[i].quoted...)
-		b.buf = append(b.buf, '=')
-		var err error
-		if b.buf, err = appendValue(b.buf, &t.cols[i], r.After[i]); err != nil {
-			return err
-		}
-	}
-	var err error
-	if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
+	if err := appendSetWhere(b, t, r); err != nil {
 		return err
 	}
 	b.expect(check{want: 1, kind: UpdateMissing, t: t, row: r, before: true, gtid: gtid, partial: t.partial})
@@ -380,4 +362,29 @@ func appendKeysIn(b *batch, t *table, rows []event.Row, gtid string) error {
 	b.buf = append(b.buf, ')')
 	b.expect(check{want: int64(len(rows)), kind: DeleteMissing, t: t, rows: append([]event.Row(nil), rows...), before: true, gtid: gtid})
 	return nil
+}
+
+// appendSetWhere appends an UPDATE's assignments, every writable column from r's after image,
+// and its row identity from r's before image.
+func appendSetWhere(b *batch, t *table, r event.Row) error {
+	if len(t.writable) == 0 {
+		// A partial after image with no column vplayer writes (a source column the target
+		// lacks changed): the row must still be there.
+		c := t.cols[t.key[0]].quoted
+		b.buf = append(b.buf, c+"="+c...)
+	}
+	for n, i := range t.writable {
+		if n > 0 {
+			b.buf = append(b.buf, ',')
+		}
+		b.buf = append(b.buf, t.cols[i].quoted...)
+		b.buf = append(b.buf, '=')
+		var err error
+		if b.buf, err = appendValue(b.buf, &t.cols[i], r.After[i]); err != nil {
+			return err
+		}
+	}
+	var err error
+	b.buf, err = appendWhere(b.buf, t, r.Before)
+	return err
 }

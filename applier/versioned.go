@@ -454,19 +454,7 @@ func appendVersionedUpdate(b *batch, t *table, at stamp, r event.Row, mode, gtid
 	b.buf = append(b.buf, "UPDATE "...)
 	b.buf = append(b.buf, t.quoted...)
 	b.buf = append(b.buf, " SET "...)
-	for n, i := range t.writable {
-		if n > 0 {
-			b.buf = append(b.buf, ',')
-		}
-		b.buf = append(b.buf, t.cols[i].quoted...)
-		b.buf = append(b.buf, '=')
-		var err error
-		if b.buf, err = appendValue(b.buf, &t.cols[i], r.After[i]); err != nil {
-			return err
-		}
-	}
-	var err error
-	if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
+	if err := appendSetWhere(b, t, r); err != nil {
 		return err
 	}
 	b.expect(check{want: 1, kind: UpdateMissing, t: t, row: r, before: true, gtid: gtid})

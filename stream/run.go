@@ -41,9 +41,7 @@ func (s *Stream) Run(ctx context.Context) error {
 	}
 	if err := s.untilReachable(ctx, "configure workflow", configure); err != nil {
 		if ctx.Err() != nil {
-			// A signal right after the takeover: this process owns the workflow, so it records
-			// the stop as any owner does (SPEC 8), or the record would say Running with no owner.
-			return s.stopped(stopSignal)
+			return s.stopped(stopSignal) // owned already: record the stop (SPEC 8)
 		}
 		return err
 	}
