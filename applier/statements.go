@@ -181,16 +181,24 @@ func appendInsertTail(b *batch, t *table, rows []event.Row, shape string, tail [
 	defer func() { b.buf = append(b.buf, tail...) }()
 	b.begin(shape)
 	b.buf = append(b.buf, t.insertHead...)
+	var err error
+	b.buf, err = appendAfterTuples(b.buf, t, t.writable, rows)
+	return err
+}
+
+// appendAfterTuples appends the after images of rows, columns cols of each, as comma-separated
+// tuples: the VALUES list of a multi-row INSERT.
+func appendAfterTuples(buf []byte, t *table, cols []int, rows []event.Row) ([]byte, error) {
 	for n, r := range rows {
 		if n > 0 {
-			b.buf = append(b.buf, ',')
+			buf = append(buf, ',')
 		}
 		var err error
-		if b.buf, err = appendTuple(b.buf, t, t.writable, r.After); err != nil {
-			return err
+		if buf, err = appendTuple(buf, t, cols, r.After); err != nil {
+			return buf, err
 		}
 	}
-	return nil
+	return buf, nil
 }
 
 func appendTuple(buf []byte, t *table, cols []int, vals []any) ([]byte, error) {

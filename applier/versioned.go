@@ -430,16 +430,9 @@ func appendHistory(b *batch, t *table, rows []event.Row) error {
 	v := t.versioned
 	b.begin(t.insertShape)
 	b.buf = append(b.buf, v.histHead...)
-	for n, r := range rows {
-		if n > 0 {
-			b.buf = append(b.buf, ',')
-		}
-		var err error
-		if b.buf, err = appendTuple(b.buf, t, v.histCols, r.After); err != nil {
-			return err
-		}
-	}
-	return nil
+	var err error
+	b.buf, err = appendAfterTuples(b.buf, t, v.histCols, rows)
+	return err
 }
 
 // appendVersionedUpdate appends the UPDATE of r at instant at: every writable column set from the
