@@ -29,24 +29,50 @@ func TestDeps_noBenchmark(t *testing.T) {
 	}
 }
 
+// TestDeps_eventuallyOnlyInTests checks that no package of the module imports the test helper
+// internal/eventually outside its tests (go list's Imports leave test files out).
+func TestDeps_eventuallyOnlyInTests(t *testing.T) {
+	out := goList(t, "-e", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...")
+	n := 0
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		n++
+		if slices.Contains(f[1:], module+"internal/eventually") {
+			t.Errorf("%s imports internal/eventually outside its tests: it is a test helper", strings.TrimPrefix(f[0], module))
+		}
+	}
+	if n < 10 {
+		t.Fatalf("go list found %d packages in the module, want them all", n)
+	}
+}
+
 // deps returns every package cmd/vplayer links, each with its imports, from go list.
 func deps(t *testing.T) map[string][]string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, ".")
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("go list -deps: %v\n%s", err, stderr)
-	}
+	out := goList(t, "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, ".")
 	imports := map[string][]string{}
-	for line := range strings.Lines(string(out)) {
+	for line := range strings.Lines(out) {
 		f := strings.Fields(line)
 		if len(f) > 0 {
 			imports[f[0]] = f[1:]
 		}
 	}
 	return imports
+}
+
+// goList runs go list with args and returns its standard output.
+func goList(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
+	if err != nil {
+		var stderr []byte
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return string(out)
 }
