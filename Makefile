@@ -52,6 +52,7 @@ vet:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run ./internal/tools/sizecheck
+	$(GO) run ./internal/tools/archcheck
 
 build:
 	$(GO) build -o bin/vplayer ./cmd/vplayer
