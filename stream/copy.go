@@ -15,6 +15,7 @@ import (
 	"github.com/vplayer/vplayer/copier"
 	"github.com/vplayer/vplayer/sqlq"
 	"github.com/vplayer/vplayer/stall"
+	"github.com/vplayer/vplayer/stream/gate"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -26,8 +27,8 @@ var errCopyDone = errors.New("copy done")
 type copyPhase struct {
 	s    *Stream
 	c    *copier.Copier
-	req  *pauseRequest
-	gate *gate
+	req  *gate.Request
+	gate *gate.Gate
 }
 
 // newCopyPhase returns the attempt's copy phase, or nil when the workflow is not copying: it has
@@ -65,8 +66,8 @@ func (s *Stream) newCopyPhase(ctx context.Context, rec workflow.Record, start bi
 	if len(state) == 0 || copier.Done(state) {
 		return nil, nil
 	}
-	cp := &copyPhase{s: s, c: copier.New(cfg), req: newPauseRequest()}
-	cp.req.set(workflow.PauseHold, s.flavor) // the applier holds at its start until the first snapshot
+	cp := &copyPhase{s: s, c: copier.New(cfg), req: gate.NewRequest()}
+	cp.req.Set(workflow.PauseHold, s.flavor) // the applier holds at its start until the first snapshot
 	return cp, nil
 }
 
@@ -81,9 +82,10 @@ func (s *Stream) copierConfig(flavor string) copier.Config {
 	}
 }
 
-// wrap puts the copy's gate between the relay log and the rest of the pipeline.
-func (cp *copyPhase) wrap(relay applier.Fetcher, start string) applier.Fetcher {
-	cp.gate = newGate(relay, cp.req, cp.s.flavor, start)
+// wrap puts the copy's gate between the relay log and the rest of the pipeline; whileHeld and
+// settle are the gate's (gate.Config).
+func (cp *copyPhase) wrap(relay applier.Fetcher, start string, whileHeld func(), settle func(context.Context) error) applier.Fetcher {
+	cp.gate = gate.New(relay, cp.req, gate.Config{Flavor: cp.s.flavor, Start: start, WhileHeld: whileHeld, Settle: settle})
 	return cp.gate
 }
 
@@ -106,7 +108,7 @@ func (cp *copyPhase) run(ctx context.Context) error {
 // progress in the record's message.
 func (cp *copyPhase) catchUp(ctx context.Context, pos binlog.Position) error {
 	cp.s.msg.set(copier.Message(cp.c.State()))
-	cp.req.set(pos.String(), cp.s.flavor)
+	cp.req.Set(pos.String(), cp.s.flavor)
 	poll := time.NewTicker(10 * time.Millisecond)
 	defer poll.Stop()
 	for {
@@ -118,7 +120,7 @@ func (cp *copyPhase) catchUp(ctx context.Context, pos binlog.Position) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-cp.gate.notify:
+		case <-cp.gate.Notify():
 		case <-poll.C:
 		}
 	}
@@ -127,7 +129,7 @@ func (cp *copyPhase) catchUp(ctx context.Context, pos binlog.Position) error {
 // probe adds the copy's clocks to the watchdog's snapshot: a reader blocked on a full relay log
 // while the copy holds the stream is not stalled, and a chunk that makes no progress is.
 func (cp *copyPhase) probe(snap *stall.Snapshot) {
-	snap.RelayBlockedSince = cp.gate.relayBlockedSince(snap.RelayBlockedSince)
+	snap.RelayBlockedSince = cp.gate.RelayBlockedSince(snap.RelayBlockedSince)
 	w := cp.c.Work()
 	snap.CopySince, snap.CopyStatement, snap.CopyStatementSince = w.ProgressSince, w.Statement, w.StatementSince
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/vplayer/vplayer/stream/gate"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -17,7 +18,7 @@ const stopPollInterval = time.Second
 // watchStop polls the record and returns errStopRequested once its state is Stopped. It also
 // follows the vplayer diff pause (see followPause), polling faster while one is in force, and
 // at once when the gate has just paused.
-func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
+func (s *Stream) watchStop(ctx context.Context, g *gate.Gate) error {
 	interval := stopPollInterval
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -27,7 +28,7 @@ func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-		case <-gate.notify:
+		case <-g.Notify():
 		}
 		qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
 		c, err := s.store.Control(qctx, s.id)
@@ -36,10 +37,10 @@ func (s *Stream) watchStop(ctx context.Context, gate *gate) error {
 			return s.stopRequested(ctx)
 		}
 		if err == nil {
-			s.followPause(qctx, c, gate, &w)
+			s.followPause(qctx, c, g, &w)
 			s.followThrottle(c)
 		}
-		s.followHold(qctx, gate, &s.holdWatch)
+		s.followHold(qctx, g, &s.holdWatch)
 		cancel()
 		next := stopPollInterval
 		if w.raw != "" {

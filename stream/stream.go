@@ -18,6 +18,7 @@ import (
 	"github.com/vplayer/vplayer/heartbeat"
 	"github.com/vplayer/vplayer/relaylog"
 	"github.com/vplayer/vplayer/stall"
+	"github.com/vplayer/vplayer/stream/gate"
 	"github.com/vplayer/vplayer/throttle"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -68,7 +69,7 @@ type Stream struct {
 	id     int64
 	msg    *messenger
 	lease  *workflow.Lease
-	pause  *pauseRequest // the vplayer diff pause in force, across attempts
+	pause  *gate.Request // the vplayer diff pause in force, across attempts
 	// manual is the manual throttle (vplayer throttle) as the record last said, across attempts;
 	// throttler is the live attempt's.
 	manual    atomic.Pointer[throttle.Manual]
@@ -114,7 +115,7 @@ func New(cfg Config) (*Stream, error) {
 	if cfg.TargetDB == "" {
 		cfg.TargetDB = cfg.Source.DB
 	}
-	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f, pause: newPauseRequest()}, nil
+	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f, pause: gate.NewRequest()}, nil
 }
 
 // attempt runs the pipeline once, from the committed position. Until this process has set the
@@ -181,7 +182,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.pause.set(ctl.Pause, s.flavor)
+	s.pause.Set(ctl.Pause, s.flavor)
 	s.followThrottle(ctl)
 	ddlStarted, err := s.store.DDLStarted(sctx, s.id)
 	if err != nil {
@@ -200,23 +201,23 @@ func (s *Stream) attempt(ctx context.Context) error {
 	}
 
 	relay := relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)
-	var fetch applier.Fetcher = relay
-	if cp != nil {
-		fetch = cp.wrap(relay, rec.Pos)
-	}
-	gate := newGate(fetch, s.pause, s.flavor, rec.Pos)
 	th := throttle.New(throttle.Config{Target: s.cfg.Target, MaxLoad: s.cfg.MaxLoad, Replicas: s.cfg.ThrottleReplicas,
 		MaxReplicaLag: s.cfg.MaxReplicaLag, Manual: s.manualThrottle})
-	gate.throttle, gate.delay = th, s.cfg.ApplyDelay
 	s.throttler.Store(th)
 	hb := heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
+	// The gates wait, before they report a pause, until the applier committed what they handed
+	// over; the applier is made after them, since it asks them whether events wait.
+	var app *applier.Applier
+	settle := func(ctx context.Context) error { return app.Settle(ctx) }
+	var fetch applier.Fetcher = relay
+	if cp != nil {
+		fetch = cp.wrap(relay, rec.Pos, hb.Received, settle)
+	}
 	// Held by a diff pause or a copy round, the applier receives no source heartbeats (they
 	// wait in the relay log): each idle turn while held counts as one, so that the record's
 	// heartbeat still shows a live stream whose target takes writes.
-	gate.whileHeld = hb.Received
-	if cp != nil {
-		cp.gate.whileHeld = hb.Received
-	}
+	gt := gate.New(fetch, s.pause, gate.Config{Flavor: s.flavor, Start: rec.Pos, Throttle: th, Delay: s.cfg.ApplyDelay,
+		WhileHeld: hb.Received, Settle: settle})
 	reader := binlog.NewReader(binlog.Config{
 		Flavor:          s.flavor,
 		Host:            s.cfg.Source.Host,
@@ -244,7 +245,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	if cp != nil {
 		fkOff = cp.c.Unsettled
 	}
-	app := applier.New(applier.Config{
+	app = applier.New(applier.Config{
 		DB:       s.cfg.Target,
 		Record:   s.lease,
 		TargetDB: s.cfg.TargetDB,
@@ -262,13 +263,9 @@ func (s *Stream) attempt(ctx context.Context) error {
 		DDLRefused:          func(pos string) { s.refusedDDL = pos },
 		AfterDDL:            s.cfg.AfterDDL,
 		HeartbeatPeriod:     s.cfg.SourceHeartbeatPeriod,
-		Waiting:             func() bool { return relay.Len() > 0 || gate.holding.Load() || gate.paused.Load() },
+		Waiting:             func() bool { return relay.Len() > 0 || gt.Waiting() },
 	})
-	gate.settle = app.Settle
-	if cp != nil {
-		cp.gate.settle = app.Settle
-	}
-	at := &Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader, Holds: gate}
+	at := &Attempt{Relay: relay, Applier: app, Heartbeat: hb, Reader: reader, Holds: gt}
 	if cp != nil {
 		at.Copier = cp.c
 	}
@@ -279,7 +276,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		stall.ProbeFunc(func() stall.Snapshot {
 			var snap stall.Snapshot
 			snap.RelayBlockedSince, _ = relay.Blocked()
-			snap.RelayBlockedSince = gate.relayBlockedSince(snap.RelayBlockedSince)
+			snap.RelayBlockedSince = gt.RelayBlockedSince(snap.RelayBlockedSince)
 			w := app.Work()
 			snap.ProgressSince, snap.TxnSince, snap.Statement, snap.StatementSince = w.ProgressSince, w.TxnSince, w.Statement, w.StatementSince
 			snap.HeartbeatSince = hb.InFlightSince()
@@ -330,10 +327,10 @@ func (s *Stream) attempt(ctx context.Context) error {
 		}
 		return first(explainSource(err, start))
 	})
-	g.Go(func() error { return first(app.Run(gctx, gate, rec.Pos)) })
+	g.Go(func() error { return first(app.Run(gctx, gt, rec.Pos)) })
 	g.Go(func() error { return first(dog.Run(gctx)) })
 	g.Go(func() error { return first(th.Run(gctx)) })
-	g.Go(func() error { return first(s.watchStop(gctx, gate)) })
+	g.Go(func() error { return first(s.watchStop(gctx, gt)) })
 	g.Go(func() error { return first(s.watchLease(gctx)) })
 	if cp != nil {
 		g.Go(func() error { return first(cp.run(gctx)) })

@@ -1,4 +1,4 @@
-package stream
+package gate
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func TestGate_throttleBeganDuringFetch(t *testing.T) {
 			time.Sleep(checked)
 			return concat(txn(1), txn(2)), nil
 		}}
-		g := newGate(relay, newPauseRequest(), "mariadb", "MariaDB/0-1-0")
+		g := New(relay, NewRequest(), Config{Flavor: "mariadb", Start: "MariaDB/0-1-0"})
 		g.throttle = th
 		if got, want := fetchShow(context.Background(), g), ""; got != want {
 			t.Errorf("fetch that waited while the throttle began=%q, want %q (nothing handed over)", got, want)
