@@ -262,7 +262,9 @@ func newDispatcherFixture(t *testing.T, ctx context.Context) *dispatcherFixture 
 	a := New(Config{Workers: 4, Record: stubRecord{}})
 	a.tables.checked[hotTable] = f.hot
 	a.maxPacket = 1 << 20
-	conn, err := sql.OpenDB(f.main).Conn(ctx)
+	db := sql.OpenDB(f.main)
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,7 +181,9 @@ func TestSplit_lateChecksBeforeCommit(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 				defer cancel()
 				rec := &recordingConn{}
-				conn, err := sql.OpenDB(rec).Conn(ctx)
+				db := sql.OpenDB(rec)
+				defer db.Close()
+				conn, err := db.Conn(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
