@@ -14,8 +14,6 @@ import (
 	"github.com/vplayer/vplayer/workflow"
 )
 
-func TestMain(m *testing.M) { mysqltest.Main(m) }
-
 // copyEnv is a source database with tables, an empty target database, and a workflow record
 // with its lease on the target, for a copier.
 type copyEnv struct {
