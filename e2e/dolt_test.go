@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vplayer/vplayer/stream"
+	"github.com/vplayer/vplayer/stream/preflight"
 )
 
 // doltTypes is the type mix replicated from Dolt: what Dolt stores as MySQL does (see
@@ -90,11 +90,11 @@ func TestDolt_Preflight(t *testing.T) {
 	e.execSource(`CREATE TABLE b (id int PRIMARY KEY)`)
 	cfg := e.streamConfig()
 	cfg.Source.Tables = []string{"a"}
-	if err := stream.Preflight(e.ctx(), cfg); err != nil {
+	if err := preflight.Check(e.ctx(), cfg.Preflight()); err != nil {
 		t.Errorf("preflight against Dolt: %v", err)
 	}
 	cfg.Source.Tables = nil
-	err := stream.Preflight(e.ctx(), cfg)
+	err := preflight.Check(e.ctx(), cfg.Preflight())
 	if err == nil || !strings.Contains(err.Error(), "table "+e.db+".b does not exist") {
 		t.Errorf("preflight with table b missing on the target = %v, want it named", err)
 	}

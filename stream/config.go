@@ -16,6 +16,7 @@ import (
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/copier"
 	"github.com/vplayer/vplayer/stall"
+	"github.com/vplayer/vplayer/stream/preflight"
 	"github.com/vplayer/vplayer/throttle"
 )
 
@@ -222,14 +223,16 @@ func (c Config) Validate() error {
 // filter returns the filter of the replicated tables: --source-db's tables that --tables
 // selects, less the tables of online schema-change tools (--online-ddl-patterns).
 func (c Config) filter() (*binlog.Filter, error) {
-	f, err := binlog.NewFilter(c.Source.DB, c.Source.Tables)
-	if err != nil {
-		return nil, err
+	return c.Preflight().Filter()
+}
+
+// Preflight returns what preflight.Check looks at for a run of c: call it before New, so that a
+// configuration no retry can fix fails before anything is written.
+func (c Config) Preflight() preflight.Config {
+	return preflight.Config{
+		Workflow: c.Workflow, Sidecar: c.Sidecar, StartPos: c.StartPos,
+		Source: c.Source.Pool, SourceDB: c.Source.DB, Tables: c.Source.Tables, OnlineDDLPatterns: c.OnlineDDLPatterns,
+		Target: c.Target, TargetDB: c.TargetDB,
+		AllowTargetTriggers: c.AllowTargetTriggers, Logger: c.Logger,
 	}
-	o, err := binlog.ParseOnlineDDLPatterns(c.OnlineDDLPatterns)
-	if err != nil {
-		return nil, err
-	}
-	f.SetOnlineDDL(o)
-	return f, nil
 }

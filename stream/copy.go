@@ -2,18 +2,14 @@ package stream
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/vplayer/vplayer/applier"
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/copier"
-	"github.com/vplayer/vplayer/sqlq"
 	"github.com/vplayer/vplayer/stall"
 	"github.com/vplayer/vplayer/stream/gate"
 	"github.com/vplayer/vplayer/workflow"
@@ -132,43 +128,6 @@ func (cp *copyPhase) probe(snap *stall.Snapshot) {
 	snap.RelayBlockedSince = cp.gate.RelayBlockedSince(snap.RelayBlockedSince)
 	w := cp.c.Work()
 	snap.CopySince, snap.CopyStatement, snap.CopyStatementSince = w.ProgressSince, w.Statement, w.StatementSince
-}
-
-// copyPending reports whether a run of cfg's workflow would copy: a new workflow without
-// --start-pos, or one whose copy is not done. Preflight then lets target tables be missing: the
-// copy creates them. Any error reads as "no": preflight then checks as for replication.
-func copyPending(ctx context.Context, cfg Config) bool {
-	sidecar := cfg.Sidecar
-	if sidecar == "" {
-		sidecar = "_vt"
-	}
-	var id int64
-	var state string
-	err := cfg.Target.QueryRowContext(ctx, "SELECT id, state FROM "+sqlq.Ident(sidecar)+".vreplication WHERE workflow = ?", cfg.Workflow).Scan(&id, &state)
-	switch {
-	case errors.Is(err, sql.ErrNoRows) || isUnknownTable(err):
-		return strings.TrimSpace(cfg.StartPos) == ""
-	case err != nil:
-		return false
-	case state == workflow.StateCopying:
-		return true
-	}
-	var pending int
-	if err := cfg.Target.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlq.Ident(sidecar)+".copy_state WHERE vrepl_id = ? AND done = 0", id).Scan(&pending); err != nil {
-		return false
-	}
-	if pending == 0 {
-		// Keys still to build (a sidecar from before deferred keys has no such column: none).
-		cfg.Target.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+sqlq.Ident(sidecar)+".copy_state WHERE vrepl_id = ? AND deferred_keys IS NOT NULL", id).Scan(&pending)
-	}
-	return pending > 0
-}
-
-// isUnknownTable reports whether err is the server's "table doesn't exist" (1146) or "unknown
-// database" (1049): a target no workflow ran on yet.
-func isUnknownTable(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1146 || me.Number == 1049)
 }
 
 // errStopPosWhileCopying refuses a stop position for a workflow whose copy is to run or not done:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/stream/preflight"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -203,7 +204,7 @@ func (s *Stream) acquire(ctx context.Context) (*workflow.Lease, error) {
 			return lease, nil
 		case ctx.Err() != nil:
 			return nil, nil
-		case IsUnreachable(err):
+		case preflight.IsUnreachable(err):
 			// The target went away (or was not there yet): wait for it, as a standby would.
 			if err := s.retryWait(ctx, err); err != nil {
 				return nil, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/vplayer/vplayer/relaylog"
 	"github.com/vplayer/vplayer/stall"
 	"github.com/vplayer/vplayer/stream/gate"
+	"github.com/vplayer/vplayer/stream/preflight"
 	"github.com/vplayer/vplayer/throttle"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -141,10 +142,10 @@ func (s *Stream) attempt(ctx context.Context) error {
 	}
 	// What a retry cannot fix is found before the binlog connection: a source whose history no
 	// longer has the position, a target table that gained a trigger.
-	if err := checkSourceHistory(sctx, s.cfg.Source.Pool, s.flavor, start); err != nil {
+	if err := preflight.CheckSourceHistory(sctx, s.cfg.Source.Pool, s.flavor, start); err != nil {
 		return err
 	}
-	if err := s.checkTriggers(sctx); err != nil {
+	if err := preflight.CheckTriggers(sctx, s.cfg.Target, s.cfg.TargetDB, s.cfg.Source.DB, s.filter, s.cfg.AllowTargetTriggers); err != nil {
 		return err
 	}
 	if err := s.checkStopWhileCopying(sctx, rec); err != nil {

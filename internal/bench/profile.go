@@ -15,6 +15,7 @@ import (
 
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/stream"
+	"github.com/vplayer/vplayer/stream/preflight"
 )
 
 // profileVplayer runs vplayer's catch-up in this process, with the settings `vplayer run` uses
@@ -46,7 +47,7 @@ func (c *cluster) profileVplayer(ctx context.Context, mode, want string, st genS
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cpu := startCPU(os.Getpid(), t.pid, c.sourcePID)
 	began := time.Now()
-	if err := stream.Preflight(ctx, cfg); err != nil {
+	if err := preflight.Check(ctx, cfg.Preflight()); err != nil {
 		return tm, err
 	}
 	s, err := stream.New(cfg)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/stream"
+	"github.com/vplayer/vplayer/stream/preflight"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -74,12 +75,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// checkFindings returns one line per finding of run's checks: stream.Preflight's, the binlog
+// checkFindings returns one line per finding of run's checks: preflight.Check's, the binlog
 // connection's TLS, and those of the workflow's record that a run meets before its first write.
 func checkFindings(ctx context.Context, cfg stream.Config, rs *runSetup, logger *slog.Logger) []string {
 	var out []string
-	if err := stream.Preflight(ctx, cfg); err != nil {
-		if errors.Is(err, stream.ErrPreflight) {
+	if err := preflight.Check(ctx, cfg.Preflight()); err != nil {
+		if errors.Is(err, preflight.ErrFailed) {
 			out = append(out, preflightLines(err)...)
 		} else {
 			// A server that cannot be reached: run waits for it, check reports it.
@@ -92,12 +93,12 @@ func checkFindings(ctx context.Context, cfg stream.Config, rs *runSetup, logger 
 	return append(out, recordFindings(ctx, cfg)...)
 }
 
-// preflightLines splits stream.Preflight's error into its lines, one per finding.
+// preflightLines splits preflight.Check's error into its lines, one per finding.
 func preflightLines(err error) []string {
 	var out []string
 	for _, l := range strings.Split(err.Error(), "\n") {
 		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, stream.ErrPreflight.Error()) {
+		if l == "" || strings.HasPrefix(l, preflight.ErrFailed.Error()) {
 			continue
 		}
 		out = append(out, l)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/stream"
+	"github.com/vplayer/vplayer/stream/preflight"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -192,7 +193,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ops.hook(&cfg)
-	if err := preflight(ctx, cfg); err != nil || ctx.Err() != nil {
+	if err := runPreflight(ctx, cfg); err != nil || ctx.Err() != nil {
 		return err // nil: a signal during the preflight
 	}
 	if cfg.Source.TLS, err = rs.src.binlogTLS(ctx, cfg.Source.Pool, logger); err != nil {
@@ -240,14 +241,14 @@ func (f *runFlags) optionsJSON(targetDB string, serverID uint32) string {
 // preflightTimeout bounds one preflight.
 const preflightTimeout = 30 * time.Second
 
-// preflight runs stream.Preflight until it passes or fails on a configuration that a retry
+// runPreflight runs preflight.Check until it passes or fails on a configuration that a retry
 // cannot fix. A server that cannot be reached is retried after --retry-delay: logged as a stream
 // error, counted and shown by /healthz (503, waiting to retry), never an exit, since exit code 1
 // tells a supervisor not to restart blindly. It returns nil when ctx ends while waiting.
-func preflight(ctx context.Context, cfg stream.Config) error {
+func runPreflight(ctx context.Context, cfg stream.Config) error {
 	for retried := false; ; retried = true {
 		pctx, cancel := context.WithTimeout(ctx, preflightTimeout)
-		err := stream.Preflight(pctx, cfg)
+		err := preflight.Check(pctx, cfg.Preflight())
 		cancel()
 		if err == nil && retried && cfg.OnState != nil {
 			cfg.OnState(workflow.StateInit) // starting again, no longer waiting
@@ -255,7 +256,7 @@ func preflight(ctx context.Context, cfg stream.Config) error {
 		if ctx.Err() != nil {
 			return nil // a signal: a requested stop, whatever the preflight found meanwhile
 		}
-		if !errors.Is(err, stream.ErrUnreachable) {
+		if !errors.Is(err, preflight.ErrUnreachable) {
 			return err
 		}
 		err = fmt.Errorf("preflight: %w", err)

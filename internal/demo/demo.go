@@ -18,6 +18,7 @@ import (
 	"github.com/vplayer/vplayer/internal/mysqld"
 	"github.com/vplayer/vplayer/internal/workload"
 	"github.com/vplayer/vplayer/stream"
+	"github.com/vplayer/vplayer/stream/preflight"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -156,7 +157,7 @@ func (d *demo) runStream(ctx context.Context) error {
 		d.attempt = a
 		d.mu.Unlock()
 	}
-	if err := stream.Preflight(ctx, cfg); err != nil {
+	if err := preflight.Check(ctx, cfg.Preflight()); err != nil {
 		return err
 	}
 	s, err := stream.New(cfg)

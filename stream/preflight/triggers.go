@@ -1,4 +1,4 @@
-package stream
+package preflight
 
 import (
 	"context"
@@ -42,15 +42,16 @@ func triggersError(triggers []string) error {
 		ErrTargetTriggers, strings.Join(triggers, ", "))
 }
 
-// checkTriggers fails with triggersError when a replicated target table has a trigger, unless
-// --allow-target-triggers. It runs at each attempt's start, so a trigger created while the
+// CheckTriggers fails with an error wrapping ErrTargetTriggers, naming them and the fix, when a
+// target table of targetDB that filter replicates (from sourceDB) has a trigger, unless allow
+// (--allow-target-triggers). Each attempt runs it at its start, so a trigger created while the
 // stream runs is found at the next attempt.
-func (s *Stream) checkTriggers(ctx context.Context) error {
-	triggers, err := targetTriggers(ctx, s.cfg.Target, s.cfg.TargetDB, s.cfg.Source.DB, s.filter)
+func CheckTriggers(ctx context.Context, tgt *sql.DB, targetDB, sourceDB string, filter *binlog.Filter, allow bool) error {
+	triggers, err := targetTriggers(ctx, tgt, targetDB, sourceDB, filter)
 	if err != nil || len(triggers) == 0 {
 		return err
 	}
-	if s.cfg.AllowTargetTriggers {
+	if allow {
 		return nil
 	}
 	return fmt.Errorf("target: %w", triggersError(triggers))
