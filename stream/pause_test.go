@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -58,13 +59,14 @@ func TestRun_pause(t *testing.T) {
 	}
 	waitFor := func(what string, ok func(workflow.Control) bool) workflow.Control {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if c := controlOf(t, store, rec.ID); ok(c) {
-				return c
+		var c workflow.Control
+		eventually.Must(t, 10*time.Second, 20*time.Millisecond, what, func() error {
+			if c = controlOf(t, store, rec.ID); !ok(c) {
+				return fmt.Errorf("control %+v", c)
 			}
-		}
-		t.Fatalf("no %s within 10s: %+v", what, controlOf(t, store, rec.ID))
-		return workflow.Control{}
+			return nil
+		})
+		return c
 	}
 	reached := func(p binlog.Position) func(workflow.Control) bool {
 		return func(c workflow.Control) bool {

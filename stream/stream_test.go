@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/mysqld"
 	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
 	"github.com/vplayer/vplayer/workflow"
@@ -156,12 +157,13 @@ func TestRun_maxTimeToRetry(t *testing.T) {
 
 func waitState(t *testing.T, store *workflow.Store, wf, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if r, err := store.Get(context.Background(), wf); err == nil && r.State == want {
-			return
+	eventually.Must(t, 30*time.Second, 20*time.Millisecond, "workflow "+wf+" in state "+want, func() error {
+		r, err := store.Get(context.Background(), wf)
+		if err == nil && r.State != want {
+			err = fmt.Errorf("state %s, message %q", r.State, r.Message)
 		}
-	}
-	t.Fatalf("workflow %s not %s within 30s", wf, want)
+		return err
+	})
 }
 
 // TestAddStateLog_afterCancel: the State row of a change already recorded lands even when the

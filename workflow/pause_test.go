@@ -3,9 +3,11 @@ package workflow_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -76,13 +78,12 @@ func TestPause_handshake(t *testing.T) {
 	if err := store.RequestPause(ctx, rec.ID, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for c := control(t, store, rec.ID); !c.PauseExpired; c = control(t, store, rec.ID) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pause never expired: %+v", c)
+	eventually.Must(t, 5*time.Second, 50*time.Millisecond, "the unrenewed pause to expire", func() error {
+		if c := control(t, store, rec.ID); !c.PauseExpired {
+			return fmt.Errorf("control %+v", c)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := store.RenewPause(ctx, rec.ID, workflow.PauseHold, time.Minute); !errors.Is(err, workflow.ErrPauseLost) {
 		t.Errorf("RenewPause of an expired pause=%v, want ErrPauseLost", err)
 	}

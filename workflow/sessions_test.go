@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -174,11 +175,9 @@ func TestLease_renewalDoesNotQueueBehindRecordLock(t *testing.T) {
 		t.Log(err)
 	}
 	mustConn(t, conn, "ROLLBACK")
-	for deadline := time.Now().Add(2 * ttl); a.Overdue(time.Now()) != nil; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("renewals did not resume after the row was released: %v", a.Overdue(time.Now()))
-		}
-	}
+	eventually.Must(t, 2*ttl, 50*time.Millisecond, "renewals to resume after the row was released", func() error {
+		return a.Overdue(time.Now())
+	})
 	if a.Err() != nil {
 		t.Errorf("lease lost: %v", a.Err())
 	}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,15 +225,12 @@ func TestServer_ReplicateFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if got = queryString(t, replicaDB, "SELECT @@gtid_slave_pos"); got == want {
-			break
+	eventually.Must(t, 30*time.Second, 20*time.Millisecond, "the replica's @@gtid_slave_pos to reach "+want, func() error {
+		if got := queryString(t, replicaDB, "SELECT @@gtid_slave_pos"); got != want {
+			return fmt.Errorf("@@gtid_slave_pos %q", got)
 		}
-	}
-	if got != want {
-		t.Fatalf("replica @@gtid_slave_pos=%q, want %q", got, want)
-	}
+		return nil
+	})
 	if got, want := queryString(t, replicaDB, "SELECT COUNT(*) FROM d.t"), "2"; got != want {
 		t.Errorf("replicated rows=%s, want %s", got, want)
 	}
@@ -305,12 +303,12 @@ func TestStart_diesWithParent(t *testing.T) {
 
 // processGone waits up to 10s for pid to stop running (a zombie no longer runs).
 func processGone(pid int) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if !processAlive(pid) {
-			return true
+	return eventually.Wait(10*time.Second, 20*time.Millisecond, func() error {
+		if processAlive(pid) {
+			return errors.New("running")
 		}
-	}
-	return false
+		return nil
+	}) == nil
 }
 
 // processAlive reports whether pid exists and is not a zombie.

@@ -1,6 +1,8 @@
 package mysqld
 
 import (
+	"fmt"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,15 +25,15 @@ func procState(t *testing.T, pid int) string {
 	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]
 }
 
-// waitState waits up to a second for pid's state to be want, and returns the last state seen.
-func waitState(t *testing.T, pid int, want string) string {
+// waitState waits up to a second for pid's state to be want, and fails the test otherwise.
+func waitState(t *testing.T, pid int, want, after string) {
 	t.Helper()
-	var got string
-	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if got = procState(t, pid); got == want || time.Now().After(deadline) {
-			return got
+	eventually.Must(t, time.Second, 5*time.Millisecond, fmt.Sprintf("state %q %s", want, after), func() error {
+		if got := procState(t, pid); got != want {
+			return fmt.Errorf("state %q", got)
 		}
-	}
+		return nil
+	})
 }
 
 // TestServer_Signal: SIGSTOP freezes the server's process and SIGCONT resumes it; after Kill,
@@ -53,15 +55,11 @@ func TestServer_Signal(t *testing.T) {
 	if err := s.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatalf("Signal(SIGSTOP) = %v, want nil", err)
 	}
-	if got, want := waitState(t, p.pid, "T"), "T"; got != want {
-		t.Errorf("state after SIGSTOP = %q, want %q", got, want)
-	}
+	waitState(t, p.pid, "T", "after SIGSTOP")
 	if err := s.Signal(syscall.SIGCONT); err != nil {
 		t.Fatalf("Signal(SIGCONT) = %v, want nil", err)
 	}
-	if got, want := waitState(t, p.pid, "S"), "S"; got != want {
-		t.Errorf("state after SIGCONT = %q, want %q", got, want)
-	}
+	waitState(t, p.pid, "S", "after SIGCONT")
 	s.Kill()
 	if err := s.Signal(syscall.SIGCONT); err == nil {
 		t.Errorf("Signal after Kill = nil, want an error")
