@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/stream"
 )
 
@@ -127,18 +128,18 @@ func TestGrouping(t *testing.T) {
 	blocked := time.Now()
 	e.writeEvents(2, n)
 	const want = 3 * (n - 1) // each transaction is three events: begin, rows, commit
-	var buffered int
-	if !eventually(30*time.Second, 20*time.Millisecond, func() bool {
+	eventually.Must(t, 30*time.Second, 20*time.Millisecond, fmt.Sprintf("the relay log to hold the %d events the source wrote", want), func() error {
 		at.mu.Lock()
 		defer at.mu.Unlock()
-		buffered = 0
+		buffered := 0
 		if len(at.all) > 0 {
 			buffered = at.all[len(at.all)-1].Relay.Len()
 		}
-		return buffered >= want
-	}) {
-		t.Fatalf("relay log holds %d events 30s after the source wrote them, want at least %d", buffered, want)
-	}
+		if buffered < want {
+			return fmt.Errorf("it holds %d", buffered)
+		}
+		return nil
+	})
 	t.Logf("the applier was blocked for %v while the relay log filled", time.Since(blocked).Round(time.Millisecond))
 	release()
 	e.waitCaughtUp(60 * time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,7 +177,7 @@ func mustExecConn(t *testing.T, c *sql.Conn, q string, args ...any) {
 // poll caught it).
 func (e *env) waitStallAfterLockWait(timeout time.Duration) (blocked, at time.Time, msg string) {
 	e.t.Helper()
-	if eventually(timeout, 20*time.Millisecond, func() bool {
+	eventually.Must(e.t, timeout, 20*time.Millisecond, "a stall reported", func() error {
 		if blocked.IsZero() {
 			var waited sql.NullFloat64
 			var err error
@@ -191,11 +192,10 @@ FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'`).Scan(&waited)
 				blocked = time.Now().Add(-time.Duration(waited.Float64 * float64(time.Second)))
 			}
 		}
-		msg = e.record().Message
-		return strings.Contains(msg, stalledText)
-	}) {
-		return blocked, time.Now(), msg
-	}
-	e.t.Fatalf("no stall reported within %v; last message %q", timeout, msg)
-	return
+		if msg = e.record().Message; !strings.Contains(msg, stalledText) {
+			return fmt.Errorf("message %q", msg)
+		}
+		return nil
+	})
+	return blocked, time.Now(), msg
 }

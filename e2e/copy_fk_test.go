@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -122,15 +123,13 @@ func TestCopy_foreignKeys(t *testing.T) {
 			return tree.Chunks > 0 && !tree.Done
 		}
 		before := copyProgress(chunksByTable(e.copyState()))
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("kill %d: the copy made no progress within 30s", kill)
-			}
+		eventually.Must(t, 30*time.Second, 2*time.Millisecond, fmt.Sprintf("kill %d: the copy's progress", kill), func() error {
 			st := e.copyState()
 			if kill == 0 && inTree(st) || kill > 0 && copyProgress(chunksByTable(st)) != before {
-				break
+				return nil
 			}
-		}
+			return fmt.Errorf("%d chunks committed, tree %+v", copyProgress(chunksByTable(st)), chunksByTable(st)["tree"])
+		})
 		if kill > 0 {
 			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 		}
@@ -147,15 +146,16 @@ func TestCopy_foreignKeys(t *testing.T) {
 		}
 	}
 	p := e.startVplayer(args...)
-	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.Must(t, 120*time.Second, 20*time.Millisecond, "the workflow Running after the copy", func() error {
 		rec := e.record()
-		if rec.State == workflow.StateRunning {
-			break
-		}
-		if rec.State == workflow.StateError || time.Now().After(deadline) {
+		if rec.State == workflow.StateError {
 			t.Fatalf("workflow %s, not Running: %s", rec.State, rec.Message)
 		}
-	}
+		if rec.State != workflow.StateRunning {
+			return fmt.Errorf("state %s, message %q", rec.State, rec.Message)
+		}
+		return nil
+	})
 	time.Sleep(300 * time.Millisecond) // replication under the same writes
 	cancel()
 	if err := <-werr; err != nil {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/workload"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -174,20 +176,15 @@ func (e *env) copyTotals() (chunks, rows int64) {
 // waitRecordState waits, for a record that may not exist yet, until the record's state is want.
 func (e *env) waitRecordState(want string, timeout time.Duration) workflow.Record {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last workflow.Record
-	for time.Now().Before(deadline) {
-		r, err := workflow.New(e.dstPool, "_vt").Get(e.ctx(), e.workflow)
-		if err == nil {
-			last = r
-			if r.State == want {
-				return r
-			}
+	var r workflow.Record
+	eventually.Must(e.t, timeout, 20*time.Millisecond, "the workflow "+want, func() error {
+		var err error
+		if r, err = workflow.New(e.dstPool, "_vt").Get(e.ctx(), e.workflow); err == nil && r.State != want {
+			err = fmt.Errorf("state %q, message %q", r.State, r.Message)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("workflow not %s within %v: state %q, message %q", want, timeout, last.State, last.Message)
-	return last
+		return err
+	})
+	return r
 }
 
 // TestCopy_onlineUnderWrites: on an empty target, a workflow started without --start-pos creates
@@ -226,10 +223,10 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 	var stopOnce sync.Once
 	endStatus := func() { stopOnce.Do(func() { noMore.Store(true); <-statusDone }) }
 	defer endStatus()
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); {
+	_ = eventually.Wait(90*time.Second, 20*time.Millisecond, func() error { // the Running state is waited for below
 		rec := e.record()
 		if rec.State != workflow.StateCopying {
-			break
+			return nil
 		}
 		if !sawMessage && strings.HasPrefix(rec.Message, "copying: ") {
 			sawMessage = true
@@ -242,8 +239,8 @@ func TestCopy_onlineUnderWrites(t *testing.T) {
 				t.Logf("metrics: %v rows copied, %v tables remaining", m.get(t, "vplayer_copy_rows_total"), m.get(t, "vplayer_copy_tables_remaining"))
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return errors.New("copying")
+	})
 	endStatus()
 	out, sawStatus := statusOut.Load().(string)
 	if sawStatus {
@@ -326,12 +323,12 @@ func TestCopy_killedAndResumed(t *testing.T) {
 		// Kill at a random moment once this process copies: after its first chunk commits (one
 		// that only finds a table's end, or a key build, counts too).
 		before := copyProgress(prev)
-		for deadline := time.Now().Add(30 * time.Second); copyProgress(chunksByTable(e.copyState())) == before; {
-			if time.Now().After(deadline) {
-				t.Fatalf("try %d: the restarted copy made no progress within 30s", try)
+		eventually.Must(t, 30*time.Second, 10*time.Millisecond, fmt.Sprintf("try %d: the restarted copy's progress", try), func() error {
+			if n := copyProgress(chunksByTable(e.copyState())); n == before {
+				return fmt.Errorf("%d chunks committed", n)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 		p.cmd.Process.Kill()
 		p.wait(10 * time.Second)
@@ -501,9 +498,12 @@ func TestCopy_stopAndResume(t *testing.T) {
 	for _, st := range stops {
 		p := e.startVplayer(args...)
 		e.waitRecordState(workflow.StateCopying, 30*time.Second)
-		if !eventually(30*time.Second, 10*time.Millisecond, func() bool { return copiedRows(chunksByTable(e.copyState())) > before }) {
-			t.Fatalf("%s: the copy made no progress within 30s", st.name)
-		}
+		eventually.Must(t, 30*time.Second, 10*time.Millisecond, st.name+": the copy's progress past "+fmt.Sprint(before)+" rows", func() error {
+			if n := copiedRows(chunksByTable(e.copyState())); n <= before {
+				return fmt.Errorf("%d rows copied", n)
+			}
+			return nil
+		})
 		stopped := time.Now()
 		st.stop(p)
 		code := p.wait(10 * time.Second)
@@ -693,9 +693,12 @@ func TestCopy_takeoverEndsFrozenOwnersChunk(t *testing.T) {
 	// The frozen owner's rows go in; its transaction stays open, holding them, the server waiting
 	// for its client (between two round trips, or inside the LOAD DATA for its next rows).
 	release()
-	if !eventually(5*time.Second, 150*time.Millisecond, func() bool { open, _ := e.openTrx(writer); return open }) {
-		t.Fatalf("the frozen owner's chunk transaction (session %d) is not open with rows locked", writer)
-	}
+	eventually.Must(t, 5*time.Second, 150*time.Millisecond, fmt.Sprintf("the frozen owner's chunk transaction (session %d) open with rows locked", writer), func() error {
+		if open, _ := e.openTrx(writer); !open {
+			return errors.New("no open transaction with rows locked")
+		}
+		return nil
+	})
 	took := e.waitEpochAbove(epochA, leaseTTL+5*time.Second).Sub(frozenAt)
 	e.waitRecordState(workflow.StateRunning, 60*time.Second)
 	t.Logf("standby took over %v and finished the copy %v after the freeze (ttl %v)", took.Round(time.Millisecond), time.Since(frozenAt).Round(time.Millisecond), leaseTTL)

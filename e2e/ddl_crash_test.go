@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/internal/eventually"
 )
 
 // TestOnDDLExec_endAfterDDL: with --on-ddl exec, an attempt that ends after the target ran a DDL
@@ -96,13 +98,12 @@ func TestOnDDLExec_refusedDDLNotSkipped(t *testing.T) {
 	e.execOn(e.src, "ALTER TABLE t ADD COLUMN c INT NULL")
 	atDDL := e.sourcePos()
 	// Three attempts refused by the target: the first, and two retries after it.
-	var refused int
-	if !eventually(30*time.Second, 50*time.Millisecond, func() bool {
-		refused = e.logCount("Duplicate column name")
-		return refused >= 3
-	}) {
-		t.Fatalf("%d refusals of the DDL logged in 30s, want 3", refused)
-	}
+	eventually.Must(t, 30*time.Second, 50*time.Millisecond, "3 refusals of the DDL logged", func() error {
+		if refused := e.logCount("Duplicate column name"); refused < 3 {
+			return fmt.Errorf("%d logged", refused)
+		}
+		return nil
+	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

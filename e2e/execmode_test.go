@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/applier"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/stream"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -192,13 +193,12 @@ func testExecModeIdempotent(t *testing.T, workers int) {
 func (e *env) waitState(want string, timeout time.Duration) workflow.Record {
 	e.t.Helper()
 	var r workflow.Record
-	if eventually(timeout, 20*time.Millisecond, func() bool {
-		r = e.record()
-		return r.State == want
-	}) {
-		return r
-	}
-	e.t.Fatalf("state %q (message %q), want %q within %v", r.State, r.Message, want, timeout)
+	eventually.Must(e.t, timeout, 20*time.Millisecond, "state "+want, func() error {
+		if r = e.record(); r.State != want {
+			return fmt.Errorf("state %q, message %q", r.State, r.Message)
+		}
+		return nil
+	})
 	return r
 }
 

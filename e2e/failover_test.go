@@ -3,11 +3,13 @@ package e2e
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/mysqld"
 	"github.com/vplayer/vplayer/internal/workload"
 	"github.com/vplayer/vplayer/workflow"
@@ -68,15 +70,13 @@ func writeThrough(t *testing.T, db *sql.DB, name string, seed uint64) (stop func
 // waitGTID waits until s's binlog GTID position is want.
 func waitGTID(t *testing.T, s *mysqld.Server, want string, timeout time.Duration) {
 	t.Helper()
-	var got string
-	if eventually(timeout, 50*time.Millisecond, func() bool {
-		var err error
-		got, err = s.GTIDPos(t.Context())
-		return err == nil && got == want
-	}) {
-		return
-	}
-	t.Fatalf("%s at GTID %q after %v, want %q", s.Name(), got, timeout, want)
+	eventually.Must(t, timeout, 50*time.Millisecond, fmt.Sprintf("%s at GTID %q", s.Name(), want), func() error {
+		got, err := s.GTIDPos(t.Context())
+		if err == nil && got != want {
+			err = fmt.Errorf("GTID %q", got)
+		}
+		return err
+	})
 }
 
 // TestSourceRestartAndFailover, on a source and a MariaDB GTID replica of its own (with
@@ -115,8 +115,9 @@ func TestSourceRestartAndFailover(t *testing.T) {
 	// A source restart mid-workload.
 	p := e.startVplayer()
 	e.waitRunning(30 * time.Second)
+	applied := e.record().Pos
 	stop := writeThrough(t, e.src, e.db, 31)
-	time.Sleep(time.Second) // part of the workload applied before the restart
+	e.waitApplied(applied, 30*time.Second) // part of the workload applied before the restart
 	if err := src.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}

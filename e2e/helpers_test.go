@@ -18,6 +18,7 @@ import (
 
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/internal/compare"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/mysqld"
 	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
 	"github.com/vplayer/vplayer/internal/workload"
@@ -174,19 +175,17 @@ func (e *env) record() workflow.Record {
 func (e *env) waitCaughtUp(timeout time.Duration) {
 	e.t.Helper()
 	want := e.sourcePos()
-	var last string
-	if eventually(timeout, 50*time.Millisecond, func() bool {
+	eventually.Must(e.t, timeout, 50*time.Millisecond, fmt.Sprintf("the workflow to catch up with the source at %q", want), func() error {
 		r, err := workflow.New(e.dstPool, "_vt").Get(e.ctx(), e.workflow)
 		if err != nil {
-			return false
+			return err
 		}
-		last = r.Pos
 		p, err := binlog.ParsePosition(r.Pos, e.source.Flavor())
-		return err == nil && p.Contains(want)
-	}) {
-		return
-	}
-	e.t.Fatalf("workflow did not catch up within %v: recorded %q, source at %q", timeout, last, want)
+		if err == nil && !p.Contains(want) {
+			err = fmt.Errorf("recorded %q", r.Pos)
+		}
+		return err
+	})
 }
 
 // assertEqual compares tables row by row, every value exact (see compare.Tables). A table empty
@@ -227,13 +226,13 @@ func (w testWriter) Write(p []byte) (int, error) {
 // after its start position.
 func (e *env) waitRunning(timeout time.Duration) {
 	e.t.Helper()
-	if eventually(timeout, 20*time.Millisecond, func() bool {
+	eventually.Must(e.t, timeout, 20*time.Millisecond, "workflow "+e.workflow+" Running", func() error {
 		r, err := workflow.New(e.dstPool, "_vt").Get(e.ctx(), e.workflow)
-		return err == nil && r.State == workflow.StateRunning
-	}) {
-		return
-	}
-	e.t.Fatalf("workflow %s not Running within %v", e.workflow, timeout)
+		if err == nil && r.State != workflow.StateRunning {
+			err = fmt.Errorf("state %q, message %q", r.State, r.Message)
+		}
+		return err
+	})
 }
 
 // newCaptureLogger returns a text logger writing to w, as vplayer's own is configured.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"database/sql"
 	"fmt"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"runtime"
 	"strings"
 	"testing"
@@ -72,9 +73,11 @@ func TestNoGoroutinePerTransaction(t *testing.T) {
 	e.waitCaughtUp(3 * time.Minute)
 	// The counters move just after the commit the record shows: give them a moment.
 	var txns, commits int64
-	eventually(5*time.Second, 10*time.Millisecond, func() bool {
-		txns, commits, _ = at.totals()
-		return txns >= n
+	_ = eventually.Wait(5*time.Second, 10*time.Millisecond, func() error {
+		if txns, commits, _ = at.totals(); txns < n {
+			return fmt.Errorf("%d transactions", txns)
+		}
+		return nil
 	}) // a shortfall is reported below
 	after := e.settledGoroutines()
 	t.Logf("goroutines: %d before, %d after %d source transactions (%d applied in %d target commits)", before, after, n, txns, commits)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os/exec"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/workload"
 )
 
@@ -29,10 +31,12 @@ func (e *env) owner() (string, uint64) {
 // waitOutput waits until the process printed want.
 func (p *proc) waitOutput(want string, timeout time.Duration) {
 	p.t.Helper()
-	if eventually(timeout, 20*time.Millisecond, func() bool { return strings.Contains(p.out.String(), want) }) {
-		return
-	}
-	p.t.Fatalf("process did not print %q within %v; output:\n%s", want, timeout, p.out.String())
+	eventually.Must(p.t, timeout, 20*time.Millisecond, fmt.Sprintf("the process to print %q", want), func() error {
+		if out := p.out.String(); !strings.Contains(out, want) {
+			return fmt.Errorf("output:\n%s", out)
+		}
+		return nil
+	})
 }
 
 // ownerAndStandby starts an owner whose target DSN is ownerTarget (with ownerFlags), waits until it holds the
@@ -50,11 +54,25 @@ func (e *env) ownerAndStandby(ownerTarget string, ownerFlags ...string) (owner, 
 // waitEpochAbove waits until the record's epoch is above epoch and returns when it was seen.
 func (e *env) waitEpochAbove(epoch uint64, timeout time.Duration) time.Time {
 	e.t.Helper()
-	if eventually(timeout, 20*time.Millisecond, func() bool { _, got := e.owner(); return got > epoch }) {
-		return time.Now()
-	}
-	e.t.Fatalf("no takeover (epoch still %d) within %v", epoch, timeout)
-	return time.Time{}
+	eventually.Must(e.t, timeout, 20*time.Millisecond, fmt.Sprintf("a takeover (the epoch above %d)", epoch), func() error {
+		if owner, got := e.owner(); got <= epoch {
+			return fmt.Errorf("owner %q, epoch %d", owner, got)
+		}
+		return nil
+	})
+	return time.Now()
+}
+
+// waitApplied waits until the record's position is no longer pos: its owner committed a
+// transaction after the one at pos.
+func (e *env) waitApplied(pos string, timeout time.Duration) {
+	e.t.Helper()
+	eventually.Must(e.t, timeout, 20*time.Millisecond, "a commit after "+pos, func() error {
+		if got := e.record().Pos; got == pos {
+			return fmt.Errorf("position still %s", got)
+		}
+		return nil
+	})
 }
 
 // runWorkload runs a source workload until the returned stop is called.
@@ -117,11 +135,11 @@ func TestLease_frozenOwnerIsFenced(t *testing.T) {
 	e.createWorkload()
 	a, b := e.ownerAndStandby(e.target.DSN(e.db))
 	stopLoad := e.runWorkload(8)
-	time.Sleep(500 * time.Millisecond)
+	e.waitApplied(e.record().Pos, 10*time.Second) // the owner applies the workload
 	_, epochA := e.owner()
 	a.signal(syscall.SIGSTOP)
 	e.waitEpochAbove(epochA, leaseTTL+5*time.Second)
-	time.Sleep(time.Second) // the new owner applies while the old one is frozen
+	e.waitApplied(e.record().Pos, 10*time.Second) // the new owner applies while the old one is frozen
 	a.signal(syscall.SIGCONT)
 	code := a.wait(leaseTTL + 10*time.Second)
 	if code == 0 {
@@ -288,13 +306,13 @@ func TestLease_partitionedOwnerIsFenced(t *testing.T) {
 	proxy := newStallProxy(t, e.target.Addr())
 	a, b := e.ownerAndStandby("root@tcp("+proxy.addr()+")/"+e.db, "--vplayer-progress-deadline", "1m")
 	stopLoad := e.runWorkload(9)
-	time.Sleep(500 * time.Millisecond)
+	e.waitApplied(e.record().Pos, 10*time.Second) // the owner applies the workload
 	_, epochA := e.owner()
 	proxy.pause()
 	took := time.Now()
 	e.waitEpochAbove(epochA, leaseTTL+5*time.Second)
 	t.Logf("standby took over %v after the partition", time.Since(took).Round(time.Millisecond))
-	time.Sleep(time.Second)
+	e.waitApplied(e.record().Pos, 10*time.Second) // the new owner applies while the old one is partitioned
 	proxy.unpause()
 	code := a.wait(leaseTTL + 15*time.Second)
 	if code == 0 {

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"crypto/rand"
+	"errors"
+	"fmt"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"net/http"
 	"runtime"
 	"strings"
@@ -30,13 +33,15 @@ func TestMetricsAndHealth(t *testing.T) {
 	healthz := func() (int, string) { return httpGet("http://" + addr + "/healthz") }
 	waitHealth := func(want int, timeout time.Duration) string {
 		t.Helper()
-		var code int
 		var body string
-		if eventually(timeout, 50*time.Millisecond, func() bool { code, body = healthz(); return code == want }) {
-			return body
-		}
-		t.Fatalf("/healthz did not answer %d within %v; last %d %q", want, timeout, code, body)
-		return ""
+		eventually.Must(t, timeout, 50*time.Millisecond, fmt.Sprintf("/healthz to answer %d", want), func() error {
+			var code int
+			if code, body = healthz(); code != want {
+				return fmt.Errorf("%d %q", code, body)
+			}
+			return nil
+		})
+		return body
 	}
 	waitHealth(http.StatusOK, 30*time.Second)
 	e.waitRunning(10 * time.Second)
@@ -91,7 +96,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 	var maxItems, maxBytes, maxBlocked, maxLag float64
 	var unhealthy string
-	eventually(deadline+10*time.Second, 100*time.Millisecond, func() bool {
+	_ = eventually.Wait(deadline+10*time.Second, 100*time.Millisecond, func() error {
 		s, _ := getMetrics(t, addr)
 		maxItems = max(maxItems, s.get(t, "vplayer_relaylog_items"))
 		maxBytes = max(maxBytes, s.get(t, "vplayer_relaylog_bytes"))
@@ -99,10 +104,13 @@ func TestMetricsAndHealth(t *testing.T) {
 		maxLag = max(maxLag, s.get(t, "vplayer_lag_seconds"))
 		code, body := healthz()
 		if code != http.StatusServiceUnavailable {
-			return false
+			return fmt.Errorf("/healthz %d", code)
 		}
 		unhealthy = body
-		return s.get(t, "vplayer_stalls_total", "detector", "relay_log") >= 1 && maxBlocked > 0
+		if s.get(t, "vplayer_stalls_total", "detector", "relay_log") < 1 || maxBlocked <= 0 {
+			return errors.New("no relay log stall counted, or not blocked")
+		}
+		return nil
 	}) // what it did not see is reported below
 	t.Logf("during the stall (%v after the lock): relay log up to %v items, %v bytes; reader blocked %.2fs; lag up to %.2fs; /healthz %q",
 		time.Since(locked).Round(time.Millisecond), maxItems, maxBytes, maxBlocked, maxLag, unhealthy)
@@ -135,11 +143,13 @@ func TestMetricsAndHealth(t *testing.T) {
 	// its COMMIT, counts the batch: the counter gets a few seconds to follow.
 	var m2 scrape
 	var applied float64
-	eventually(5*time.Second, 20*time.Millisecond, func() bool {
+	_ = eventually.Wait(5*time.Second, 20*time.Millisecond, func() error {
 		m2, _ = getMetrics(t, addr)
-		applied = m2.get(t, "vplayer_transactions_applied_total")
-		return applied >= txns+200
-	})
+		if applied = m2.get(t, "vplayer_transactions_applied_total"); applied < txns+200 {
+			return fmt.Errorf("%v applied", applied)
+		}
+		return nil
+	}) // a shortfall is reported below
 	if applied < txns+200 {
 		t.Errorf("transactions after recovery=%v, want at least %v: counters must add up across attempts", applied, txns+200)
 	}
@@ -152,13 +162,14 @@ func TestMetricsAndHealth(t *testing.T) {
 	// Idle: the source's heartbeats arrive and get recorded.
 	var m3 scrape
 	var rcv, rec float64
-	if !eventually(10*time.Second, 200*time.Millisecond, func() bool {
+	eventually.Must(t, 10*time.Second, 200*time.Millisecond, "a heartbeat received and recorded while idling", func() error {
 		m3, _ = getMetrics(t, addr)
 		rcv, rec = m3.get(t, "vplayer_heartbeats_received_total"), m3.get(t, "vplayer_heartbeats_recorded_total")
-		return rcv > 0 && rec > 0
-	}) {
-		t.Fatalf("no heartbeat received and recorded within 10s of idling: received %v, recorded %v", rcv, rec)
-	}
+		if rcv == 0 || rec == 0 {
+			return fmt.Errorf("received %v, recorded %v", rcv, rec)
+		}
+		return nil
+	})
 	t.Logf("idle: heartbeats received %v, recorded %v, pending %v, lag %.3fs", rcv, rec, m3.get(t, "vplayer_heartbeats_pending"), m3.get(t, "vplayer_lag_seconds"))
 	if lag := m3.get(t, "vplayer_lag_seconds"); lag >= 3 {
 		t.Errorf("lag while idle and caught up=%.3fs, want under 3s", lag)
@@ -167,8 +178,13 @@ func TestMetricsAndHealth(t *testing.T) {
 	// A progress line every 10s while Running (SPEC 9). A tick that falls while the stream is not
 	// Running (retrying after the stall) logs nothing, so the line is due by the second tick.
 	progressBy := began.Add(2*progressInterval + time.Second)
-	if !eventually(time.Until(progressBy), 100*time.Millisecond, func() bool { return strings.Contains(p.out.String(), `msg=progress`) }) {
-		t.Errorf("no progress line in %v of running, want one every %v while Running", time.Since(began).Round(time.Second), progressInterval)
+	if err := eventually.Wait(time.Until(progressBy), 100*time.Millisecond, func() error {
+		if !strings.Contains(p.out.String(), `msg=progress`) {
+			return errors.New("no progress line")
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("%v in %v of running, want one every %v while Running", err, time.Since(began).Round(time.Second), progressInterval)
 	}
 
 	p.signal(syscall.SIGTERM)

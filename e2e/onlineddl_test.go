@@ -303,9 +303,10 @@ func TestOnlineDDL_ptOSC(t *testing.T) {
 			stop := e.runStream(cfg)
 			e.waitRunning(30 * time.Second)
 			began := time.Now()
+			applied := e.record().Pos
 			w := e.startTWorkload()
 			if tt.targetFirst {
-				time.Sleep(300 * time.Millisecond) // the applier has read t's definition
+				e.waitApplied(applied, 30*time.Second) // the applier has read t's definition
 				e.execOn(e.dst, "ALTER TABLE t "+alter)
 			}
 			e.runPTOSC(alter)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"io"
 	"net/http"
 	"os/exec"
@@ -53,11 +55,14 @@ var servingAddr = regexp.MustCompile(`msg="serving metrics".* addr=(\S+)|"msg":"
 func (p *proc) metricsAddr(timeout time.Duration) string {
 	p.t.Helper()
 	var m []string
-	if eventually(timeout, 20*time.Millisecond, func() bool { m = servingAddr.FindStringSubmatch(p.out.String()); return m != nil }) {
-		return m[1] + m[2]
-	}
-	p.t.Fatalf("vplayer did not log its metrics address within %v; output:\n%s", timeout, p.out.String())
-	return ""
+	eventually.Must(p.t, timeout, 20*time.Millisecond, "vplayer to log its metrics address", func() error {
+		out := p.out.String()
+		if m = servingAddr.FindStringSubmatch(out); m == nil {
+			return fmt.Errorf("output:\n%s", out)
+		}
+		return nil
+	})
+	return m[1] + m[2]
 }
 
 // httpGet returns the status and body of a GET, or code 0 when the request failed.

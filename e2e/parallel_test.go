@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"database/sql"
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vplayer/vplayer/applier"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/stream"
 )
 
@@ -52,7 +55,7 @@ func TestParallel_hiddenConflictRetried(t *testing.T) {
 	e.waitBlocked("`"+e.db+"`.`big`", 10*time.Second)
 	mustExec(t, e.src, "INSERT INTO child VALUES (1, 1)")
 	// T2 runs on another worker and holds its row and the parent's shared lock.
-	if !eventually(10*time.Second, 0, func() bool {
+	eventually.Must(t, 10*time.Second, 0, "the later batch to run while the earlier one waits (is apply parallel?)", func() error {
 		var n int
 		readInnodbTrx(func() {
 			err = e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'RUNNING' AND trx_rows_modified > 0").Scan(&n)
@@ -60,15 +63,19 @@ func TestParallel_hiddenConflictRetried(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n > 0
-	}) {
-		t.Fatal("the later batch never ran while the earlier one waited: is apply parallel?")
-	}
+		if n == 0 {
+			return errors.New("no running transaction has modified rows")
+		}
+		return nil
+	})
 	released := time.Now()
 	release()
-	if !eventually(10*time.Second, 20*time.Millisecond, func() bool { return e.count(e.dst, "child") == 1 }) {
-		t.Fatal("the child row never reached the target")
-	}
+	eventually.Must(t, 10*time.Second, 20*time.Millisecond, "the child row on the target", func() error {
+		if n := e.count(e.dst, "child"); n != 1 {
+			return fmt.Errorf("%d rows", n)
+		}
+		return nil
+	})
 	took := time.Since(released)
 	t.Logf("resolved %v after the lock was released; retries %d", took, app.Load().Stats().Retries.Load())
 	if took > 2*time.Second {

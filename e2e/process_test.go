@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"math/rand/v2"
 	"os/exec"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/workload"
 )
 
@@ -135,10 +137,11 @@ func TestRestart(t *testing.T) {
 	p := e.startVplayer()
 	e.waitRunning(30 * time.Second)
 
+	applied := e.record().Pos
 	ctx, cancel := context.WithCancel(e.ctx())
 	wdone := make(chan error, 1)
 	go func() { wdone <- workload.Run(ctx, e.src, e.db, workload.Config{Workers: 3, Seed: 2}, nil) }()
-	time.Sleep(2 * time.Second) // let the stream apply part of a live workload
+	e.waitApplied(applied, 30*time.Second) // the stream applies part of a live workload
 	start := time.Now()
 	p.signal(syscall.SIGTERM)
 	if code := p.wait(10 * time.Second); code != 0 {
@@ -287,17 +290,15 @@ func TestStopWhileBlocked(t *testing.T) {
 func (e *env) waitBlocked(shape string, timeout time.Duration) {
 	e.t.Helper()
 	want := strings.Trim(shape, " ")
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	eventually.Must(e.t, timeout, 20*time.Millisecond, "a target statement "+shape+" waiting on a lock", func() error {
 		var n int
 		err := e.dstPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE CONCAT('%', ?, '%') AND COMMAND = 'Query' AND ID <> CONNECTION_ID() AND TIME_MS > 100", want).Scan(&n)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if n > 0 {
-			return
+		if n == 0 {
+			return fmt.Errorf("no such statement running over 100ms")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.t.Fatalf("no target statement %s waiting on a lock within %v", shape, timeout)
+		return nil
+	})
 }

@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
 )
 
@@ -211,18 +212,19 @@ scrape_configs:
 			t.Logf("prometheus output:\n%s", p.out.String())
 		}
 	})
-	if !eventually(30*time.Second, 100*time.Millisecond, func() bool {
-		if code, _ := p.get("/-/ready"); code == http.StatusOK {
-			return true
+	if err := eventually.Wait(30*time.Second, 100*time.Millisecond, func() error {
+		code, body := p.get("/-/ready")
+		if code == http.StatusOK {
+			return nil
 		}
 		select {
 		case <-p.done:
 			t.Fatalf("prometheus exited before it was ready; output:\n%s", p.out.String())
 		default:
 		}
-		return false
-	}) {
-		t.Fatalf("prometheus not ready within 30s; output:\n%s", p.out.String())
+		return fmt.Errorf("/-/ready: %d %s", code, body)
+	}); err != nil {
+		t.Fatalf("prometheus not ready within 30s: %v; output:\n%s", err, p.out.String())
 	}
 	return p
 }
@@ -306,9 +308,12 @@ func (p *promServer) query(q string) []promSample {
 func (p *promServer) waitQuery(q string, timeout time.Duration, ok func([]promSample) bool) []promSample {
 	p.t.Helper()
 	var r []promSample
-	if !eventually(timeout, 200*time.Millisecond, func() bool { r = p.query(q); return ok(r) }) {
-		p.t.Fatalf("query %q did not give the wanted result within %v; last %v", q, timeout, r)
-	}
+	eventually.Must(p.t, timeout, 200*time.Millisecond, fmt.Sprintf("query %q to give the wanted result", q), func() error {
+		if r = p.query(q); !ok(r) {
+			return fmt.Errorf("result %v", r)
+		}
+		return nil
+	})
 	return r
 }
 
@@ -321,9 +326,8 @@ type promAlert struct {
 // waitAlert polls /api/v1/alerts until the named alert of workflow is pending or firing.
 func (p *promServer) waitAlert(name, workflow string, timeout time.Duration) promAlert {
 	p.t.Helper()
-	var alerts []promAlert
 	var found promAlert
-	if !eventually(timeout, 200*time.Millisecond, func() bool {
+	eventually.Must(p.t, timeout, 200*time.Millisecond, fmt.Sprintf("a %s alert of workflow %s pending or firing", name, workflow), func() error {
 		code, b := p.get("/api/v1/alerts")
 		var resp struct {
 			Status string `json:"status"`
@@ -334,16 +338,13 @@ func (p *promServer) waitAlert(name, workflow string, timeout time.Duration) pro
 		if err := json.Unmarshal(b, &resp); err != nil || resp.Status != "success" {
 			p.t.Fatalf("GET /api/v1/alerts: %d %s: %v", code, b, err)
 		}
-		alerts = resp.Data.Alerts
-		for _, a := range alerts {
+		for _, a := range resp.Data.Alerts {
 			if a.Labels["alertname"] == name && a.Labels["workflow"] == workflow && (a.State == "pending" || a.State == "firing") {
 				found = a
-				return true
+				return nil
 			}
 		}
-		return false
-	}) {
-		p.t.Fatalf("no %s alert of workflow %s pending or firing within %v; alerts %+v", name, workflow, timeout, alerts)
-	}
+		return fmt.Errorf("alerts %+v", resp.Data.Alerts)
+	})
 	return found
 }

@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -47,16 +49,17 @@ func TestPurgedPositionTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The server keeps a file until its binlog checkpoint is written: purge until it is gone.
-	var first string
-	if !eventually(30*time.Second, 100*time.Millisecond, func() bool {
+	eventually.Must(t, 30*time.Second, 100*time.Millisecond, "PURGE BINARY LOGS TO '"+file+"' to leave "+file+" the source's first", func() error {
 		e.execOn(e.srcPool, "PURGE BINARY LOGS TO '"+file+"'")
+		var first string
 		if err := e.srcPool.QueryRowContext(e.ctx(), "SHOW BINARY LOGS").Scan(&first, new(any)); err != nil {
 			t.Fatal(err)
 		}
-		return first == file
-	}) {
-		t.Fatalf("the source still has %s after 30s of PURGE BINARY LOGS TO '%s'", first, file)
-	}
+		if first != file {
+			return fmt.Errorf("the first is %s", first)
+		}
+		return nil
+	})
 	t.Logf("purged the source's binary logs before %s", file)
 
 	p = e.startVplayer()

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -44,13 +45,14 @@ func TestRenewalOverdueEndsAttempt(t *testing.T) {
 	mustExecConn(t, lock, "BEGIN")
 	mustExecConn(t, lock, "SELECT * FROM _vt.vreplication WHERE workflow = '"+e.workflow+"' FOR UPDATE")
 	locked := time.Now()
-	if !eventually(time.Until(locked.Add(cfg.LeaseTTL+3*time.Second)), 20*time.Millisecond, func() bool {
+	eventually.Must(t, time.Until(locked.Add(cfg.LeaseTTL+3*time.Second)), 20*time.Millisecond, "a lease renewal overdue reported within ttl + 3s of locking the record row", func() error {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(overdue) > 0
-	}) {
-		t.Fatalf("no lease renewal overdue reported within ttl + 3s of locking the record row")
-	}
+		if len(overdue) == 0 {
+			return errors.New("none reported")
+		}
+		return nil
+	})
 	mu.Lock()
 	took := overdue[0].Sub(locked)
 	mu.Unlock()

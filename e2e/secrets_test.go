@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/mysqld"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -146,26 +148,24 @@ func TestNoPasswordInOutputs(t *testing.T) {
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.cmd.Process.Pid)); err == nil {
 		check("the process's command line", string(b))
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for e.recordIn(sidecar).State != "Running" {
-		if time.Now().After(deadline) {
-			t.Fatalf("workflow not Running within 30s:\n%s", p.out.String())
+	eventually.Must(t, 30*time.Second, 50*time.Millisecond, "the workflow Running", func() error {
+		if r := e.recordIn(sidecar); r.State != "Running" {
+			return fmt.Errorf("state %q, message %q; output:\n%s", r.State, r.Message, p.out.String())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 
 	// An error: a stall on a locked row, reported in the log, the record and /healthz.
 	release := e.lockRow("SELECT * FROM " + e.db + ".kv WHERE id = 1 FOR UPDATE")
 	if _, err := e.src.ExecContext(e.ctx(), "UPDATE kv SET v = 2 WHERE id = 1"); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(15 * time.Second)
-	for !strings.Contains(e.recordIn(sidecar).Message, "stalled") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no stall in the record's message within 15s:\n%s", p.out.String())
+	eventually.Must(t, 15*time.Second, 50*time.Millisecond, "a stall in the record's message", func() error {
+		if msg := e.recordIn(sidecar).Message; !strings.Contains(msg, "stalled") {
+			return fmt.Errorf("message %q; output:\n%s", msg, p.out.String())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	code, body := httpGet("http://" + addr + "/healthz")
 	if code != http.StatusServiceUnavailable {
 		t.Errorf("/healthz during the stall: %d %q, want 503", code, body)
@@ -183,13 +183,12 @@ func TestNoPasswordInOutputs(t *testing.T) {
 		check(strings.TrimSpace("vplayer status "+strings.Join(args[5:], " ")), out)
 	}
 	release()
-	deadline = time.Now().Add(20 * time.Second)
-	for e.count(e.dst, "kv WHERE v = 2") != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the update was not applied within 20s of the release:\n%s", p.out.String())
+	eventually.Must(t, 20*time.Second, 50*time.Millisecond, "the update applied after the release", func() error {
+		if n := e.count(e.dst, "kv WHERE v = 2"); n != 1 {
+			return fmt.Errorf("%d rows with v = 2; output:\n%s", n, p.out.String())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	code, out = runProc(t, env, 15*time.Second, "stop", "--target", dstDSN, "--sidecar-db", sidecar, "--workflow", e.workflow)
 	if code != 0 {
 		t.Errorf("vplayer stop: exit %d:\n%s", code, out)
@@ -222,9 +221,13 @@ func TestPprofHidesCommandLine(t *testing.T) {
 		"--metrics-addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0")
 	metricsAddr := p.metricsAddr(30 * time.Second)
 	var m []string
-	if !eventually(30*time.Second, 20*time.Millisecond, func() bool { m = servingProfiles.FindStringSubmatch(p.out.String()); return m != nil }) {
-		t.Fatalf("vplayer did not log its profiles address within 30s; output:\n%s", p.out.String())
-	}
+	eventually.Must(t, 30*time.Second, 20*time.Millisecond, "vplayer to log its profiles address", func() error {
+		out := p.out.String()
+		if m = servingProfiles.FindStringSubmatch(out); m == nil {
+			return errors.New("output:\n" + out)
+		}
+		return nil
+	})
 	pprofAddr := m[1]
 	// The test means something only if the command line holds the password.
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.cmd.Process.Pid)); err == nil && !strings.Contains(string(b), pw) {

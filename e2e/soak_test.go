@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/workload"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -150,20 +152,17 @@ func TestSoak_ownershipUnderFaults(t *testing.T) {
 	owner := func() *proc {
 		t.Helper()
 		var o *proc
-		if eventually(leaseTTL+20*time.Second, 50*time.Millisecond, func() bool {
+		eventually.Must(t, leaseTTL+20*time.Second, 50*time.Millisecond, "a live process holding the lease", func() error {
 			pid := e.ownerPid()
 			for _, p := range alive() {
 				if p.cmd.Process.Pid == pid {
 					o = p
-					return true
+					return nil
 				}
 			}
-			return false
-		}) {
-			return o
-		}
-		t.Fatalf("no live process holds the lease within %v", leaseTTL+20*time.Second)
-		return nil
+			return fmt.Errorf("the lease names pid %d, not a live process of the test", pid)
+		})
+		return o
 	}
 	start()
 	e.waitRunning(30 * time.Second)

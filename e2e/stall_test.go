@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"errors"
 	"fmt"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"strings"
 	"testing"
 	"time"
@@ -43,29 +45,28 @@ func (e *env) lockRow(query string, args ...any) (release func()) {
 func (e *env) waitMessage(want string, timeout time.Duration) (time.Time, string) {
 	e.t.Helper()
 	var last string
-	if eventually(timeout, 20*time.Millisecond, func() bool { last = e.record().Message; return strings.Contains(last, want) }) {
-		return time.Now(), last
-	}
-	e.t.Fatalf("record message did not contain %q within %v; last message %q", want, timeout, last)
-	return time.Time{}, ""
+	eventually.Must(e.t, timeout, 20*time.Millisecond, fmt.Sprintf("the record's message to contain %q", want), func() error {
+		if last = e.record().Message; !strings.Contains(last, want) {
+			return fmt.Errorf("message %q", last)
+		}
+		return nil
+	})
+	return time.Now(), last
 }
 
 // waitLogRow polls _vt.vreplication_log until a row of this workflow contains want.
 func (e *env) waitLogRow(want string, timeout time.Duration) (time.Time, string) {
 	e.t.Helper()
 	var msg string
-	if eventually(timeout, 20*time.Millisecond, func() bool {
+	eventually.Must(e.t, timeout, 20*time.Millisecond, fmt.Sprintf("a vreplication_log row containing %q", want), func() error {
 		err := e.dstPool.QueryRowContext(e.ctx(), `SELECT l.message FROM _vt.vreplication_log l JOIN _vt.vreplication v ON v.id = l.vrepl_id
 WHERE v.workflow = ? AND l.message LIKE CONCAT('%', ?, '%') ORDER BY l.id DESC LIMIT 1`, e.workflow, want).Scan(&msg)
 		if err != nil && err != sql.ErrNoRows {
 			e.t.Fatal(err)
 		}
-		return err == nil
-	}) {
-		return time.Now(), msg
-	}
-	e.t.Fatalf("vreplication_log has no row containing %q within %v", want, timeout)
-	return time.Time{}, ""
+		return err
+	})
+	return time.Now(), msg
 }
 
 const stalledText = "progress stalled; vplayer was unable to replicate the transaction in a timely manner; examine the target mysqld instance health and the replicated queries' EXPLAIN output to see why queries are taking unusually long"
@@ -207,16 +208,17 @@ func TestHeartbeatStall(t *testing.T) {
 	release := e.lockRow("SELECT * FROM _vt.vreplication WHERE workflow = ? FOR UPDATE", e.workflow)
 	// The write starts when the next heartbeat is due; from then it has one interval.
 	var started time.Time
-	if !eventually(3*interval, 10*time.Millisecond, func() bool {
+	eventually.Must(t, 3*interval, 10*time.Millisecond, "a heartbeat write started while the record row is locked", func() error {
 		at.mu.Lock()
 		defer at.mu.Unlock()
 		if n := len(at.all); n > 0 {
 			started = at.all[n-1].Heartbeat.InFlightSince()
 		}
-		return !started.IsZero()
-	}) {
-		t.Fatal("no heartbeat write started while the record row was locked")
-	}
+		if started.IsZero() {
+			return fmt.Errorf("none in flight in %d attempts", len(at.all))
+		}
+		return nil
+	})
 	seen, logged := e.waitLogRow("failed to record heartbeat", interval+5*time.Second)
 	if took := seen.Sub(started); took > interval+time.Second {
 		t.Errorf("heartbeat stall in vreplication_log %v after the write started, want within %v", took, interval+time.Second)
@@ -233,16 +235,19 @@ func TestHeartbeatStall(t *testing.T) {
 	release()
 	// The record shows the stall until a heartbeat is recorded again, then the message clears.
 	sawMessage := false
-	eventually(4*interval, 10*time.Millisecond, func() bool {
+	_ = eventually.Wait(4*interval, 10*time.Millisecond, func() error {
 		r := e.record()
 		if r.TimeHeartbeat <= before {
 			sawMessage = sawMessage || strings.Contains(r.Message, "failed to record heartbeat")
-			return false
+			return errors.New("no heartbeat recorded")
 		}
 		if r.Message != "" && !strings.Contains(r.Message, "failed to record heartbeat") {
 			t.Errorf("message %q after the heartbeat advanced", r.Message)
 		}
-		return r.Message == ""
+		if r.Message != "" {
+			return errors.New("message not cleared")
+		}
+		return nil
 	}) // the record read below says what it did not reach
 	r := e.record()
 	if r.TimeHeartbeat <= before || r.Message != "" {
@@ -260,11 +265,13 @@ func TestHeartbeatStall(t *testing.T) {
 func (e *env) waitHeartbeatAdvance(after int64, timeout time.Duration) int64 {
 	e.t.Helper()
 	var hb int64
-	if eventually(timeout, 20*time.Millisecond, func() bool { hb = e.record().TimeHeartbeat; return hb > after }) {
-		return hb
-	}
-	e.t.Fatalf("time_heartbeat did not advance past %d within %v", after, timeout)
-	return 0
+	eventually.Must(e.t, timeout, 20*time.Millisecond, fmt.Sprintf("time_heartbeat past %d", after), func() error {
+		if hb = e.record().TimeHeartbeat; hb <= after {
+			return fmt.Errorf("time_heartbeat %d", hb)
+		}
+		return nil
+	})
+	return hb
 }
 
 // TestHeartbeatCadence: with an idle source and an interval of 2s, time_heartbeat advances about

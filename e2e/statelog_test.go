@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -35,11 +37,12 @@ func (e *env) stateLog() []string {
 // waitStateRows waits until the workflow's log holds n State rows.
 func (e *env) waitStateRows(n int, timeout time.Duration) {
 	e.t.Helper()
-	var got []string
-	if eventually(timeout, 50*time.Millisecond, func() bool { got = e.stateLog(); return len(got) >= n }) {
-		return
-	}
-	e.t.Fatalf("%d State rows in vreplication_log after %v, want %d:\n%s", len(got), timeout, n, strings.Join(got, "\n"))
+	eventually.Must(e.t, timeout, 50*time.Millisecond, fmt.Sprintf("%d State rows in vreplication_log", n), func() error {
+		if got := e.stateLog(); len(got) < n {
+			return fmt.Errorf("%d rows:\n%s", len(got), strings.Join(got, "\n"))
+		}
+		return nil
+	})
 }
 
 // TestStateLog: every state change of the workflow adds a State row to vreplication_log (SPEC 5,

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -276,12 +277,12 @@ func TestStatus_copyProgress(t *testing.T) {
 	p := e.startVplayer("--start-pos=", "--copy-chunk-rows", "100")
 	e.waitRecordState(workflow.StateCopying, 30*time.Second)
 	var seen statusWorkflow
-	if !eventually(60*time.Second, 100*time.Millisecond, func() bool {
-		_, _, seen = e.status("")
-		return seen.Copy.RowsCopied > 0
-	}) {
-		t.Fatalf("status never showed rows copied: %+v", seen.Copy)
-	}
+	eventually.Must(t, 60*time.Second, 100*time.Millisecond, "status to show rows copied", func() error {
+		if _, _, seen = e.status(""); seen.Copy.RowsCopied == 0 {
+			return fmt.Errorf("copy %+v", seen.Copy)
+		}
+		return nil
+	})
 	c := seen.Copy
 	if !c.Known || deref(c.Phase) != "copying" || c.TablesTotal != len(copyTables) || c.RowsCopied == 0 || c.RowsTotal <= c.RowsCopied ||
 		c.Percent == nil || *c.Percent <= 0 || *c.Percent >= 100 {

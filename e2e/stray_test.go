@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/internal/eventually"
 )
 
 // discard is a binlog sink that drops every event.
@@ -66,21 +69,21 @@ func (e *env) startStray() *stray {
 func (e *env) ownerBinlog(timeout time.Duration) int64 {
 	e.t.Helper()
 	var id int64
-	if eventually(timeout, 20*time.Millisecond, func() bool {
+	eventually.Must(e.t, timeout, 20*time.Millisecond, "the owner's binlog connection a binlog dump on the source", func() error {
 		var ok bool
 		if id, ok = e.recordedSession("source_session"); !ok {
-			return false
+			return errors.New("no source_session recorded")
 		}
 		var n int
 		if err := e.srcPool.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ? AND COMMAND LIKE 'Binlog Dump%'", id).Scan(&n); err != nil {
 			e.t.Fatal(err)
 		}
-		return n == 1
-	}) {
-		return id
-	}
-	e.t.Fatalf("the owner's binlog connection is not a binlog dump on the source within %v", timeout)
-	return 0
+		if n != 1 {
+			return fmt.Errorf("connection %d is no binlog dump", id)
+		}
+		return nil
+	})
+	return id
 }
 
 // strayRetryDelay is the owner's --retry-delay in the stray tests: long, so that an owner that

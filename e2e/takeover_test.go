@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/vplayer/vplayer/internal/eventually"
 )
 
 // frozenFor is how long the old owner stays frozen or partitioned (the issue asks for at least
@@ -66,15 +67,14 @@ func (e *env) recordedSession(column string) (int64, bool) {
 func (e *env) appliedSession(timeout time.Duration) int64 {
 	e.t.Helper()
 	var id int64
-	if eventually(timeout, 20*time.Millisecond, func() bool {
+	eventually.Must(e.t, timeout, 20*time.Millisecond, "the owner to record its target session", func() error {
 		var ok bool
-		id, ok = e.recordedSession("sessions")
-		return ok
-	}) {
-		return id
-	}
-	e.t.Fatalf("the owner recorded no target session within %v", timeout)
-	return 0
+		if id, ok = e.recordedSession("sessions"); !ok {
+			return errors.New("no session recorded")
+		}
+		return nil
+	})
+	return id
 }
 
 // innodbTrx serializes the tests' reads of information_schema.INNODB_TRX on the shared target
@@ -121,7 +121,7 @@ func (e *env) openTrx(id int64) (open, idle bool) {
 // waitSessionLockWait waits until target connection id waits on a row lock.
 func (e *env) waitSessionLockWait(id int64, timeout time.Duration) {
 	e.t.Helper()
-	if eventually(timeout, 10*time.Millisecond, func() bool { // readInnodbTrx spaces the reads
+	if eventually.Wait(timeout, 10*time.Millisecond, func() error { // readInnodbTrx spaces the reads
 		var n int
 		var err error
 		readInnodbTrx(func() {
@@ -130,8 +130,11 @@ func (e *env) waitSessionLockWait(id int64, timeout time.Duration) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		return n > 0
-	}) {
+		if n == 0 {
+			return errors.New("no lock wait")
+		}
+		return nil
+	}) == nil {
 		return
 	}
 	var command, state, info string
@@ -184,17 +187,17 @@ func (e *env) logSince(id int64) []string {
 // waitMarker waits until marker row id is on the target and returns when it was seen.
 func (e *env) waitMarker(id int, timeout time.Duration) time.Time {
 	e.t.Helper()
-	if eventually(timeout, 10*time.Millisecond, func() bool {
+	eventually.Must(e.t, timeout, 10*time.Millisecond, fmt.Sprintf("marker %d applied", id), func() error {
 		var n int
 		if err := e.dst.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM marker WHERE id = ?", id).Scan(&n); err != nil {
 			e.t.Fatal(err)
 		}
-		return n == 1
-	}) {
-		return time.Now()
-	}
-	e.t.Fatalf("marker %d not applied within %v", id, timeout)
-	return time.Time{}
+		if n != 1 {
+			return fmt.Errorf("%d marker rows", n)
+		}
+		return nil
+	})
+	return time.Now()
 }
 
 // stopped reports whether process pid is stopped by a signal.
@@ -258,7 +261,12 @@ func (e *env) takeover(ownerTarget string, cut cutOff) {
 	cut.freeze(a)
 	frozenAt := time.Now()
 	mustExecConn(t, lock, "ROLLBACK")
-	if !eventually(5*time.Second, 150*time.Millisecond, func() bool { open, idle := e.openTrx(session); return open && idle }) {
+	if err := eventually.Wait(5*time.Second, 150*time.Millisecond, func() error {
+		if open, idle := e.openTrx(session); !open || !idle {
+			return fmt.Errorf("open %v, idle %v", open, idle)
+		}
+		return nil
+	}); err != nil {
 		var state, command string
 		readInnodbTrx(func() {
 			e.dstPool.QueryRowContext(e.ctx(), `SELECT t.trx_state, p.COMMAND FROM information_schema.INNODB_TRX t

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/mysqld"
 	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
 	"github.com/vplayer/vplayer/stall"
@@ -106,15 +107,14 @@ func (s *startTimes) lag() time.Duration {
 // check that fails: a state that must last for d, not one waited for.
 func (e *env) holdsFor(from time.Time, d time.Duration, check func() error) {
 	e.t.Helper()
-	var failed error
-	eventually(d+time.Minute, 100*time.Millisecond, func() bool {
-		if failed = check(); failed != nil {
-			return true
+	for {
+		if err := check(); err != nil {
+			e.t.Fatalf("%v after the hold began: %v", time.Since(from).Round(time.Millisecond), err)
 		}
-		return time.Since(from) >= d
-	})
-	if failed != nil {
-		e.t.Fatalf("%v after the hold began: %v", time.Since(from).Round(time.Millisecond), failed)
+		if time.Since(from) >= d {
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // the checks' pace over a set time, no wait for a state
 	}
 }
 
@@ -178,7 +178,7 @@ func (e *env) assertHoldLogged(start, end string) {
 	e.t.Helper()
 	var rows []string
 	began, ended := -1, -1
-	if !eventually(3*time.Second, 50*time.Millisecond, func() bool {
+	if eventually.Wait(3*time.Second, 50*time.Millisecond, func() error {
 		rows = e.holdRows()
 		began = slices.IndexFunc(rows, func(m string) bool { return strings.HasPrefix(m, start) })
 		if began >= 0 {
@@ -186,8 +186,11 @@ func (e *env) assertHoldLogged(start, end string) {
 				ended = began + i
 			}
 		}
-		return began >= 0 && ended >= 0
-	}) {
+		if began < 0 || ended < 0 {
+			return fmt.Errorf("Hold rows %q", rows)
+		}
+		return nil
+	}) != nil {
 		e.t.Errorf("Hold rows in vreplication_log = %q, want one starting %q and a later one starting %q", rows, start, "hold ended: "+end)
 		return
 	}
@@ -315,9 +318,7 @@ func TestThrottle_targetLoad(t *testing.T) {
 	e.waitCaughtUp(15 * time.Second)
 	t.Logf("caught up %v after the release", time.Since(released).Round(time.Millisecond))
 	e.assertEqual([]string{"kv"})
-	if !eventually(3*time.Second, 50*time.Millisecond, func() bool { msg = e.record().Message; return msg == "" }) {
-		t.Errorf("message %q after the release, want it cleared", msg)
-	}
+	e.waitMessageCleared("the release")
 	e.assertHoldLogged("throttled: Threads_running ", "Threads_running ")
 	if err := errs.noErrors(); err != nil {
 		t.Error(err)
@@ -373,14 +374,13 @@ func TestThrottle_replicaLag(t *testing.T) {
 	}
 	t.Cleanup(func() { rdb.Close() })
 	rdb.SetMaxOpenConns(1) // as vplayer run opens it
-	var lastErr error
-	if !eventually(30*time.Second, 50*time.Millisecond, func() bool {
-		var lag time.Duration
-		lag, lastErr = throttle.ReplicaLag(e.ctx(), rdb)
-		return lastErr == nil && lag >= 0
-	}) {
-		t.Fatalf("replica not replicating within 30s: %v", lastErr)
-	}
+	eventually.Must(t, 30*time.Second, 50*time.Millisecond, "the replica replicating", func() error {
+		lag, err := throttle.ReplicaLag(e.ctx(), rdb)
+		if err == nil && lag < 0 {
+			err = fmt.Errorf("lag %v", lag)
+		}
+		return err
+	})
 
 	var errs errorLog
 	cfg := e.streamConfig()
@@ -425,9 +425,7 @@ func TestThrottle_replicaLag(t *testing.T) {
 	e.waitCaughtUp(15 * time.Second)
 	t.Logf("held %v; caught up %v after the replica's SQL thread started", released.Sub(held).Round(time.Millisecond), time.Since(released).Round(time.Millisecond))
 	e.assertEqual([]string{"kv"})
-	if !eventually(3*time.Second, 50*time.Millisecond, func() bool { msg = e.record().Message; return msg == "" }) {
-		t.Errorf("message %q after the release, want it cleared", msg)
-	}
+	e.waitMessageCleared("the release")
 	e.assertHoldLogged("throttled: replica "+replica.Addr()+" ", "replica "+replica.Addr()+" ")
 	if err := errs.noErrors(); err != nil {
 		t.Error(err)
@@ -470,9 +468,12 @@ func TestThrottle_checkHangs(t *testing.T) {
 	cfg.OnStart, cfg.OnError = starts.add, errs.add
 	stop := e.runStream(cfg)
 	var got []reported
-	if !eventually(cfg.ProgressDeadline+10*time.Second, 10*time.Millisecond, func() bool { got = errs.get(); return len(got) > 0 }) {
-		t.Fatalf("no stream error within %v of a throttle check that hangs", cfg.ProgressDeadline+10*time.Second)
-	}
+	eventually.Must(t, cfg.ProgressDeadline+10*time.Second, 10*time.Millisecond, "a stream error on a throttle check that hangs", func() error {
+		if got = errs.get(); len(got) == 0 {
+			return errors.New("none reported")
+		}
+		return nil
+	})
 	_, began, _ := starts.last()
 	first := got[0]
 	took := first.at.Sub(began)
@@ -554,9 +555,7 @@ func TestThrottle_manualAcrossRestart(t *testing.T) {
 	killed := time.Now()
 
 	p2 := e.startVplayer(args...)
-	if !eventually(hold, 20*time.Millisecond, func() bool { return strings.Contains(p2.out.String(), "held on purpose") }) {
-		t.Fatalf("the restarted vplayer did not hold within %v; output:\n%s", hold, p2.out.String())
-	}
+	p2.waitOutput("held on purpose", hold) // the restarted vplayer holds
 	heldAgain := time.Now()
 	t.Logf("restarted vplayer held %v after the kill, %v before the throttle's end", heldAgain.Sub(killed).Round(time.Millisecond), asked.Add(hold).Sub(heldAgain).Round(time.Millisecond))
 	// A stop while held ends within SPEC 8's 2 s, and the next process holds in turn.
@@ -567,19 +566,18 @@ func TestThrottle_manualAcrossRestart(t *testing.T) {
 	}
 	first := p2
 	p2 = e.startVplayer(args...)
-	if !eventually(hold, 20*time.Millisecond, func() bool { return strings.Contains(p2.out.String(), "held on purpose") }) {
-		t.Fatalf("the third vplayer did not hold within %v; output:\n%s", hold, p2.out.String())
-	}
+	p2.waitOutput("held on purpose", hold) // the third vplayer holds
 	var applied time.Time
-	if !eventually(hold+10*time.Second, 20*time.Millisecond, func() bool {
+	eventually.Must(t, hold+10*time.Second, 20*time.Millisecond, fmt.Sprintf("the %d rows applied after the restart", rows), func() error {
 		n := e.count(e.dst, "kv")
 		if n > 1 && applied.IsZero() {
 			applied = time.Now()
 		}
-		return n == 1+rows
-	}) {
-		t.Fatalf("rows not applied within %v of the restart", hold+10*time.Second)
-	}
+		if n != 1+rows {
+			return fmt.Errorf("%d rows in kv", n)
+		}
+		return nil
+	})
 	ends := asked.Add(hold) // throttle_until is the target's clock at the throttle's UPDATE plus 10s
 	t.Logf("first rows applied %v after vplayer throttle was asked (it answered after %v)", applied.Sub(asked).Round(time.Millisecond), answered.Sub(asked).Round(time.Millisecond))
 	if applied.Before(ends) {
@@ -590,9 +588,7 @@ func TestThrottle_manualAcrossRestart(t *testing.T) {
 	}
 	e.waitCaughtUp(10 * time.Second)
 	e.assertEqual([]string{"kv"})
-	if !eventually(3*time.Second, 50*time.Millisecond, func() bool { msg = e.record().Message; return msg == "" }) {
-		t.Errorf("message %q after the throttle ended, want it cleared", msg)
-	}
+	e.waitMessageCleared("the throttle's end")
 	e.assertHoldLogged("throttled: manual throttle (e2e)", "manual throttle (e2e)")
 	if n := len(e.holdRows()); n < 3 {
 		t.Errorf("%d Hold rows, want at least 3: a start in the first process, one in the second or third, and the end", n)
@@ -760,7 +756,7 @@ func TestApplyDelay(t *testing.T) {
 	readings := 0
 	var waitLag time.Duration // the highest lag read while the row waited
 	var lags []time.Duration  // every lag reading of the test
-	if !eventually(delay+5*time.Second, 50*time.Millisecond, func() bool {
+	eventually.Must(t, delay+5*time.Second, 50*time.Millisecond, "the first row applied", func() error {
 		lag := starts.lag()
 		waitLag, lags = max(waitLag, lag), append(lags, lag)
 		r := e.record()
@@ -771,10 +767,11 @@ func TestApplyDelay(t *testing.T) {
 		if strings.HasPrefix(r.Message, "delayed: applying ") {
 			delayedMsg = r.Message
 		}
-		return poll() == 1
-	}) {
-		t.Fatalf("the first row not applied within %v", delay+5*time.Second)
-	}
+		if n := poll(); n != 1 {
+			return fmt.Errorf("%d rows applied", n)
+		}
+		return nil
+	})
 	t.Logf("time_heartbeat while the first row waited: %v; lag up to %v", heartbeats, waitLag.Round(time.Millisecond))
 	if n := len(heartbeats) - 1; n < 2 {
 		t.Errorf("time_heartbeat advanced %d times while a transaction waited out its delay, want at least 2", n)
@@ -813,7 +810,7 @@ func TestApplyDelay(t *testing.T) {
 	var steady []time.Duration
 	var ended time.Time // when the writers stopped
 	total := -1
-	if !eventually(3*time.Second+delay+10*time.Second, 50*time.Millisecond, func() bool {
+	eventually.Must(t, 3*time.Second+delay+10*time.Second, 50*time.Millisecond, "every row of the workload applied", func() error {
 		n, lag := poll(), starts.lag()
 		lags = append(lags, lag)
 		if total < 0 && ctx.Err() != nil {
@@ -825,10 +822,11 @@ func TestApplyDelay(t *testing.T) {
 		if n > 1 && (ended.IsZero() || time.Since(ended) < delay) {
 			steady = append(steady, lag)
 		}
-		return total >= 0 && n == total
-	}) {
-		t.Fatalf("%d of %d rows on the target %v after the workload", len(seen), total, delay+10*time.Second)
-	}
+		if total < 0 || n != total {
+			return fmt.Errorf("%d of %d rows on the target (-1: the workload runs)", n, total)
+		}
+		return nil
+	})
 
 	rows, err := e.src.QueryContext(e.ctx(), "SELECT id, UNIX_TIMESTAMP(at) FROM ev")
 	if err != nil {
@@ -881,5 +879,19 @@ func TestApplyDelay(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitMessageCleared waits up to 3s for the record's message to clear after a hold ended
+// (after names the end), and fails the test, going on, otherwise.
+func (e *env) waitMessageCleared(after string) {
+	e.t.Helper()
+	if err := eventually.Wait(3*time.Second, 50*time.Millisecond, func() error {
+		if msg := e.record().Message; msg != "" {
+			return fmt.Errorf("message %q", msg)
+		}
+		return nil
+	}); err != nil {
+		e.t.Errorf("%v after %s, want it cleared", err, after)
 	}
 }

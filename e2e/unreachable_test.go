@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"net"
 	"net/http"
 	"strings"
@@ -26,11 +28,12 @@ func freeAddr(t *testing.T) string {
 func forwardOn(t *testing.T, addr, target string) *stallProxy {
 	t.Helper()
 	var ln net.Listener
-	var err error
 	// The port was given back a moment ago; a listener in TIME_WAIT may hold it briefly.
-	if !eventually(5*time.Second, 50*time.Millisecond, func() bool { ln, err = net.Listen("tcp", addr); return err == nil }) {
-		t.Fatal(err)
-	}
+	eventually.Must(t, 5*time.Second, 50*time.Millisecond, "a listener on "+addr, func() error {
+		var err error
+		ln, err = net.Listen("tcp", addr)
+		return err
+	})
 	p := &stallProxy{ln: ln, target: target, resume: make(chan struct{})}
 	p.wg.Add(1)
 	go p.accept()
@@ -41,15 +44,12 @@ func forwardOn(t *testing.T, addr, target string) *stallProxy {
 // waitHealth polls /healthz until its status is code and its body contains want.
 func waitHealth(t *testing.T, addr string, code int, want string, timeout time.Duration) {
 	t.Helper()
-	var got int
-	var body string
-	if eventually(timeout, 50*time.Millisecond, func() bool {
-		got, body = httpGet("http://" + addr + "/healthz")
-		return got == code && strings.Contains(body, want)
-	}) {
-		return
-	}
-	t.Fatalf("/healthz answered %d %q within %v, want %d with %q", got, body, timeout, code, want)
+	eventually.Must(t, timeout, 50*time.Millisecond, fmt.Sprintf("/healthz to answer %d with %q", code, want), func() error {
+		if got, body := httpGet("http://" + addr + "/healthz"); got != code || !strings.Contains(body, want) {
+			return fmt.Errorf("%d %q", got, body)
+		}
+		return nil
+	})
 }
 
 // TestTargetDownAtStart: vplayer run starts while its target refuses connections. It does not

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/vplayer/vplayer/internal/eventually"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,9 +29,11 @@ func (e *env) xaOn(stmts ...string) {
 		// The session that prepared the transaction may not be detached from it yet: the
 		// server ends a closed session asynchronously, and until then nobody else sees it.
 		var err error
-		eventually(5*time.Second, 20*time.Millisecond, func() bool {
-			_, err = db.ExecContext(context.Background(), q)
-			return err == nil || !strings.Contains(err.Error(), "XAER_NOTA")
+		_ = eventually.Wait(5*time.Second, 20*time.Millisecond, func() error {
+			if _, err = db.ExecContext(context.Background(), q); err != nil && strings.Contains(err.Error(), "XAER_NOTA") {
+				return err
+			}
+			return nil // done, or failed for good: reported below
 		})
 		if err != nil {
 			e.t.Fatalf("%s: %v", q, err)
