@@ -134,7 +134,7 @@ func TestCopy_foreignKeys(t *testing.T) {
 			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 		}
 		p.cmd.Process.Kill()
-		p.wait(10 * time.Second)
+		p.waitKilled(10 * time.Second)
 		logs.WriteString(p.out.String())
 		st := e.copyState()
 		t.Logf("kill %d: %d chunks committed, tree %+v", kill, copyProgress(chunksByTable(st)), chunksByTable(st)["tree"])

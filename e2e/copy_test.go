@@ -331,7 +331,7 @@ func TestCopy_killedAndResumed(t *testing.T) {
 		})
 		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 		p.cmd.Process.Kill()
-		p.wait(10 * time.Second)
+		p.waitKilled(10 * time.Second)
 		st := e.copyState()
 		if copierDone(st) {
 			t.Logf("try %d: the copy was done before the kill", try)
@@ -373,7 +373,7 @@ func TestCopy_killedAndResumed(t *testing.T) {
 		}
 	}
 	p.signal(syscall.SIGTERM)
-	p.wait(10 * time.Second)
+	p.waitCode(10*time.Second, 0)
 }
 
 // assertSameDefinitions checks that the copy created each table as the source defines it: the
@@ -471,7 +471,7 @@ func TestCopy_stallOnTargetLock(t *testing.T) {
 	e.waitCaughtUp(30 * time.Second)
 	e.assertEqual(copyTables)
 	p.signal(syscall.SIGTERM)
-	p.wait(10 * time.Second)
+	p.waitCode(10*time.Second, 0)
 }
 
 // TestCopy_stopAndResume: `vplayer stop` in the middle of the copy, then SIGTERM in the middle
@@ -548,7 +548,7 @@ func TestCopy_stopAndResume(t *testing.T) {
 		}
 	}
 	p.signal(syscall.SIGTERM)
-	p.wait(10 * time.Second)
+	p.waitCode(10*time.Second, 0)
 }
 
 // startBlockedKeyBuild starts a copy (with extra flags) of createCopySource's tables whose build

@@ -48,7 +48,7 @@ func TestDolt_KillResume(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
 		p.signal(syscall.SIGKILL)
-		p.wait(10 * time.Second)
+		p.waitKilled(10 * time.Second)
 		if out := p.out.String(); strings.Contains(out, "Duplicate entry") {
 			t.Fatalf("kill %d: vplayer hit a duplicate key:\n%s", i, out)
 		}

@@ -46,7 +46,7 @@ func TestFilePosMovesToGTID(t *testing.T) {
 	}
 	e.assertEqual([]string{"t"})
 	p.signal(syscall.SIGTERM)
-	p.wait(10 * time.Second)
+	p.waitCode(10*time.Second, 0)
 	if !strings.Contains(p.out.String(), "the source now logs GTIDs") {
 		t.Errorf("no log line about the move to the GTID position:\n%s", p.out.String())
 	}

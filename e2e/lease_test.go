@@ -109,7 +109,7 @@ func TestLease_standbyTakesOverAfterKill(t *testing.T) {
 	ownerA, epochA := e.owner()
 	killed := time.Now()
 	a.signal(syscall.SIGKILL)
-	a.wait(5 * time.Second)
+	a.waitKilled(5 * time.Second)
 	took := e.waitEpochAbove(epochA, leaseTTL+5*time.Second).Sub(killed)
 	t.Logf("standby took over %v after the owner was killed (ttl %v)", took.Round(time.Millisecond), leaseTTL)
 	if took > leaseTTL+2*time.Second {
@@ -152,7 +152,7 @@ func TestLease_frozenOwnerIsFenced(t *testing.T) {
 	e.waitCaughtUp(60 * time.Second)
 	e.assertEqual(workload.Tables)
 	b.signal(syscall.SIGTERM)
-	b.wait(10 * time.Second)
+	b.waitCode(10*time.Second, 0)
 }
 
 // stallProxy forwards TCP connections to a target address until paused: while paused it holds
@@ -325,7 +325,7 @@ func TestLease_partitionedOwnerIsFenced(t *testing.T) {
 	e.waitCaughtUp(60 * time.Second)
 	e.assertEqual(workload.Tables)
 	b.signal(syscall.SIGTERM)
-	b.wait(10 * time.Second)
+	b.waitCode(10*time.Second, 0)
 }
 
 // TestLease_stopStopsTheStandbyToo: vplayer stop stops the workflow: the owner exits, and the

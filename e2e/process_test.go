@@ -122,6 +122,25 @@ func (p *proc) wait(timeout time.Duration) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
+// waitCode waits for the process to exit and fails the test, going on, when its exit code is
+// not want.
+func (p *proc) waitCode(timeout time.Duration, want int) {
+	p.t.Helper()
+	if code := p.wait(timeout); code != want {
+		p.t.Errorf("vplayer exited with %d, want %d; output:\n%s", code, want, p.out.String())
+	}
+}
+
+// waitKilled waits for a process sent SIGKILL, and fails the test, going on, when it ended
+// otherwise: by an exit of its own before the signal arrived.
+func (p *proc) waitKilled(timeout time.Duration) {
+	p.t.Helper()
+	p.wait(timeout)
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		p.t.Errorf("vplayer ended by %v, not by SIGKILL; output:\n%s", p.cmd.ProcessState, p.out.String())
+	}
+}
+
 func (p *proc) signal(sig syscall.Signal) {
 	p.t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
@@ -199,7 +218,7 @@ func testCrash(t *testing.T, flags ...string) {
 	for i := 0; i < 5; i++ {
 		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
 		p.signal(syscall.SIGKILL)
-		p.wait(10 * time.Second)
+		p.waitKilled(10 * time.Second)
 		if out := p.out.String(); strings.Contains(out, "Duplicate entry") || strings.Contains(out, "row mismatch") {
 			t.Fatalf("kill %d: vplayer hit a duplicate key or a row mismatch:\n%s", i, out)
 		}

@@ -174,13 +174,22 @@ func TestNoPasswordInOutputs(t *testing.T) {
 	_, metricsBody := getMetrics(t, addr)
 	check("/metrics", metricsBody)
 
-	for _, args := range [][]string{
-		{"status", "--target", dstDSN, "--sidecar-db", sidecar},
-		{"status", "--target", dstDSN, "--sidecar-db", sidecar, "--json"},
-		{"status", "--target", dstDSN, "--sidecar-db", sidecar, "--workflow", "nope"},
+	// The stall is retried, not terminal: the workflow stays Running, which status exits 0 for;
+	// an unknown workflow exits 5 (cli.ExitStatusNotFound).
+	for _, tc := range []struct {
+		args     []string
+		wantCode int
+	}{
+		{[]string{"status", "--target", dstDSN, "--sidecar-db", sidecar}, 0},
+		{[]string{"status", "--target", dstDSN, "--sidecar-db", sidecar, "--json"}, 0},
+		{[]string{"status", "--target", dstDSN, "--sidecar-db", sidecar, "--workflow", "nope"}, 5},
 	} {
-		_, out := runProc(t, env, 15*time.Second, args...)
-		check(strings.TrimSpace("vplayer status "+strings.Join(args[5:], " ")), out)
+		what := strings.TrimSpace("vplayer status " + strings.Join(tc.args[5:], " "))
+		code, out := runProc(t, env, 15*time.Second, tc.args...)
+		if code != tc.wantCode {
+			t.Errorf("%s: exit %d, want %d:\n%s", what, code, tc.wantCode, out)
+		}
+		check(what, out)
 	}
 	release()
 	eventually.Must(t, 20*time.Second, 50*time.Millisecond, "the update applied after the release", func() error {

@@ -188,11 +188,11 @@ func TestSoak_ownershipUnderFaults(t *testing.T) {
 		switch fault {
 		case "kill owner":
 			o.signal(syscall.SIGKILL)
-			o.wait(5 * time.Second)
+			o.waitKilled(5 * time.Second)
 			e.waitEpochAbove(epoch, leaseTTL+10*time.Second)
 		case "kill standby":
 			standby.signal(syscall.SIGKILL)
-			standby.wait(5 * time.Second)
+			standby.waitKilled(5 * time.Second)
 		case "freeze owner":
 			o.signal(syscall.SIGSTOP)
 			e.waitEpochAbove(epoch, leaseTTL+10*time.Second)

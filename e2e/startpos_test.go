@@ -18,7 +18,7 @@ func TestStartPosWithRecord(t *testing.T) {
 	e.execOn(e.src, "INSERT INTO t VALUES (1)")
 	e.waitCaughtUp(30 * time.Second)
 	p.signal(syscall.SIGTERM)
-	p.wait(10 * time.Second)
+	p.waitCode(10*time.Second, 0)
 	recorded := e.record().Pos
 
 	e.execOn(e.src, "INSERT INTO t VALUES (2)")
@@ -36,7 +36,7 @@ func TestStartPosWithRecord(t *testing.T) {
 	e.waitCaughtUp(30 * time.Second)
 	e.assertEqual([]string{"t"})
 	p2.signal(syscall.SIGTERM)
-	p2.wait(10 * time.Second)
+	p2.waitCode(10*time.Second, 0)
 	if !strings.Contains(p2.out.String(), "--start-pos current ignored") {
 		t.Errorf("no log line saying --start-pos current was ignored:\n%s", p2.out.String())
 	}

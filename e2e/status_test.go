@@ -178,7 +178,10 @@ func TestStatus_againstTheSource(t *testing.T) {
 	if deref(w.Copy.Phase) != "none" {
 		t.Errorf("copy phase=%v, want none: started at the source's position", deref(w.Copy.Phase))
 	}
-	_, text, _ := runSplit(t, nil, "status", "--target", e.target.DSN(""), "--source", e.source.DSN(""), "--workflow", e.workflow)
+	code, text, errText := runSplit(t, nil, "status", "--target", e.target.DSN(""), "--source", e.source.DSN(""), "--workflow", e.workflow)
+	if code != 0 {
+		t.Errorf("status --workflow of a running workflow: exit %d, want 0:\n%s%s", code, text, errText)
+	}
 	for _, want := range []string{"behind:          caught up; 0 transactions", "lag:             0s", "lease:           owner " + owner} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status --workflow lacks %q:\n%s", want, text)
@@ -189,7 +192,10 @@ func TestStatus_againstTheSource(t *testing.T) {
 	if code, out, errOut := runSplit(t, nil, "throttle", "--target", e.target.DSN(""), "--workflow", e.workflow, "--reason", "maintenance"); code != 0 {
 		t.Fatalf("vplayer throttle: exit %d: %s%s", code, out, errOut)
 	}
-	_, _, w = e.status("")
+	code, _, w = e.status("")
+	if code != 0 {
+		t.Errorf("status of a throttled workflow: exit %d, want 0: a hold on purpose is healthy", code)
+	}
 	if deref(w.Throttle.Active) != true || deref(w.Throttle.Forever) != true || deref(w.Throttle.Reason) != "maintenance" {
 		t.Errorf("throttle=%+v, want a throttle without end, reason maintenance", w.Throttle)
 	}
@@ -278,7 +284,11 @@ func TestStatus_copyProgress(t *testing.T) {
 	e.waitRecordState(workflow.StateCopying, 30*time.Second)
 	var seen statusWorkflow
 	eventually.Must(t, 60*time.Second, 100*time.Millisecond, "status to show rows copied", func() error {
-		if _, _, seen = e.status(""); seen.Copy.RowsCopied == 0 {
+		var code int
+		if code, _, seen = e.status(""); code != 0 {
+			t.Fatalf("status while copying: exit %d, want 0", code)
+		}
+		if seen.Copy.RowsCopied == 0 {
 			return fmt.Errorf("copy %+v", seen.Copy)
 		}
 		return nil
@@ -293,13 +303,16 @@ func TestStatus_copyProgress(t *testing.T) {
 	}
 	release()
 	e.waitRecordState(workflow.StateRunning, 120*time.Second)
-	_, _, w := e.status("")
+	code, _, w := e.status("")
+	if code != 0 {
+		t.Errorf("status once replicating: exit %d, want 0", code)
+	}
 	_, rowsCopied := e.copyTotals()
 	if c := w.Copy; deref(c.Phase) != "done" || c.TablesDone != len(copyTables) || deref(c.Percent) != 100.0 || deref(c.ETASeconds) != int64(0) || c.RowsCopied != rowsCopied {
 		t.Errorf("copy once replicating=%+v, want done, %d tables, 100%%, ETA 0, %d rows", c, len(copyTables), rowsCopied)
 	}
 	p.signal(syscall.SIGTERM)
-	p.wait(10 * time.Second)
+	p.waitCode(10*time.Second, 0)
 }
 
 // deref returns *p, or nil.

@@ -551,7 +551,7 @@ func TestThrottle_manualAcrossRestart(t *testing.T) {
 	})
 	hm.report(t)
 	p.signal(syscall.SIGKILL)
-	p.wait(10 * time.Second)
+	p.waitKilled(10 * time.Second)
 	killed := time.Now()
 
 	p2 := e.startVplayer(args...)

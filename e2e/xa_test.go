@@ -88,7 +88,7 @@ func TestXA(t *testing.T) {
 	}
 
 	p.cmd.Process.Kill() // between PREPARE and COMMIT
-	p.wait(10 * time.Second)
+	p.waitKilled(10 * time.Second)
 	if out := p.out.String(); strings.Contains(out, "error in stream") {
 		t.Errorf("errors while applying XA transactions:\n%s", out)
 	}
