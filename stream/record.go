@@ -152,6 +152,7 @@ func (s *Stream) prepare(ctx context.Context) error {
 		}
 	}
 	s.id = rec.ID
+	s.own = s.newOwner()
 	return nil
 }
 

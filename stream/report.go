@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,7 +22,7 @@ func (s *Stream) report(err error) {
 	}
 	terminal := s.terminal(err)
 	if terminal {
-		if lerr := s.lostBeforeReport(); lerr != nil {
+		if lerr := s.own.lostNow(context.Background()); lerr != nil {
 			s.lostErr = lerr
 			s.verdict.Store(verdictLost)
 			return
@@ -68,7 +69,7 @@ func (s *Stream) attemptEnded(reported error, progressed bool) {
 const (
 	verdictRetry    = 1
 	verdictTerminal = 2
-	verdictLost     = 3 // the lease was lost: the error is reported as that, see lostBeforeReport
+	verdictLost     = 3 // the lease was lost: the error is reported as that, see owner.lostNow
 )
 
 // terminal reports whether err must not be retried: a MySQL error that a retry cannot fix, or

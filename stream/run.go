@@ -23,17 +23,13 @@ func (s *Stream) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	lease, err := s.acquire(ctx)
+	lease, err := s.own.acquire(ctx)
 	if err != nil || lease == nil {
 		return err // nil: stopped while waiting as a standby
 	}
 	s.lease = lease
-	lease.Keep()
-	defer func() {
-		if err := lease.Release(); err != nil {
-			s.log.Warn("could not release the workflow lease; it expires by itself", "error", err)
-		}
-	}()
+	s.own.keep()
+	defer s.own.release()
 	configure := func() error {
 		cctx, cancel := context.WithTimeout(ctx, setupTimeout)
 		defer cancel()
@@ -84,10 +80,10 @@ func (s *Stream) Run(ctx context.Context) error {
 			err = errors.New("stream ended unexpectedly")
 		}
 		if errors.Is(err, errReconnectNow) {
-			continue // logged by binlogEnded; the new connection ends the other
+			continue // logged by owner.binlogEnded; the new connection ends the other
 		}
 		if errors.Is(err, workflow.ErrLostOwnership) {
-			return s.lost(err)
+			return s.own.lost(err)
 		}
 		var fe *workflow.FenceError
 		if errors.As(err, &fe) {
@@ -95,7 +91,7 @@ func (s *Stream) Run(ctx context.Context) error {
 			lerr := s.lease.Check(cctx)
 			cancel()
 			if lerr != nil {
-				return s.lost(lerr)
+				return s.own.lost(lerr)
 			}
 			// Still ours: the server's error was about replicated data, not the fence.
 			err = fe.Err
@@ -107,7 +103,7 @@ func (s *Stream) Run(ctx context.Context) error {
 			if s.lostErr != nil {
 				err = s.lostErr
 			}
-			return s.lost(err)
+			return s.own.lost(err)
 		}
 		if s.verdict.Load() == verdictTerminal {
 			stopMessenger()
@@ -124,7 +120,7 @@ func (s *Stream) Run(ctx context.Context) error {
 				return err
 			}
 		case errors.Is(err, workflow.ErrLostOwnership):
-			return s.lost(err)
+			return s.own.lost(err)
 		case err != nil:
 			return s.stopped(stopSignal)
 		}
@@ -186,7 +182,7 @@ func (s *Stream) waitWhileStopped(ctx context.Context) (done bool, err error) {
 			s.log.Info("exiting while the workflow is stopped", "reason", "signal")
 			return true, nil
 		case <-s.lease.Lost():
-			return true, s.lost(s.lease.Err())
+			return true, s.own.lost(s.lease.Err())
 		case <-t.C:
 		}
 		qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
@@ -195,8 +191,8 @@ func (s *Stream) waitWhileStopped(ctx context.Context) (done bool, err error) {
 		if err != nil || c.State == workflow.StateStopped {
 			continue // a record that cannot be read now is read again; a deleted one ends the lease
 		}
-		if err := s.holdsLease(ctx); errors.Is(err, workflow.ErrLostOwnership) {
-			return true, s.lost(err)
+		if err := s.own.holds(ctx); errors.Is(err, workflow.ErrLostOwnership) {
+			return true, s.own.lost(err)
 		}
 		s.log.Info("workflow started again", "state", c.State)
 		return false, nil

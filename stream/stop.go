@@ -58,9 +58,7 @@ func (s *Stream) watchStop(ctx context.Context, g *gate.Gate) error {
 // A process cut off from the target while its successor was stopped reads that successor's
 // Stopped when it heals: it must say that it lost the workflow, never blame a stop nobody ran.
 func (s *Stream) stopRequested(ctx context.Context) error {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ownershipCheckTimeout)
-	defer cancel()
-	if err := s.lease.Check(cctx); errors.Is(err, workflow.ErrLostOwnership) {
+	if err := s.own.lostNow(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
 	return errStopRequested

@@ -69,8 +69,9 @@ type Stream struct {
 	stop   binlog.Position
 	id     int64
 	msg    *messenger
-	lease  *workflow.Lease
-	pause  *gate.Request // the vplayer diff pause in force, across attempts
+	own    *owner          // made by prepare
+	lease  *workflow.Lease // the owner's, once acquired: the stream's record writes are fenced by it
+	pause  *gate.Request   // the vplayer diff pause in force, across attempts
 	// manual is the manual throttle (vplayer throttle) as the record last said, across attempts;
 	// throttler is the live attempt's.
 	manual    atomic.Pointer[throttle.Manual]
@@ -89,9 +90,6 @@ type Stream struct {
 	running    bool   // this process set the workflow Running: a Stopped record is a stop request
 	refusedDDL string // position of the last DDL the target refused in this process
 	lostErr    error  // the loss found when a terminal error was about to be reported
-	// lastReplaced is when a binlog connection was last replaced by another with the workflow's
-	// server id while this process held the lease (see binlogEnded; only the reader reads it).
-	lastReplaced time.Time
 
 	errMu    sync.Mutex
 	errKey   string    // kind of the last error, for --max-time-to-retry-on-error
@@ -231,7 +229,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 		Filter:          s.filter,
 		KeepFilePos:     s.stop.Flavor == binlog.FlavorFilePos,
 		Logger:          s.log,
-		OnConnect:       s.recordSourceSession,
+		OnConnect:       s.own.recordSourceSession,
 		OnlineDDLState:  onlineDDL,
 		SaveOnlineDDL:   s.lease.SetOnlineDDL,
 	})
@@ -293,7 +291,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	progressed := func() bool {
 		return app.Stats().Saves.Load() > 0 || hb.Recorded() > 0 || (cp != nil && cp.c.RowsCopied() > 0)
 	}
-	if err := s.holdsLease(ctx); err != nil {
+	if err := s.own.holds(ctx); err != nil {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -324,7 +322,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	g.Go(func() error {
 		err := reader.Run(gctx, start, relay)
 		if gctx.Err() == nil {
-			err = s.binlogEnded(err)
+			err = s.own.binlogEnded(err)
 		}
 		return first(explainSource(err, start))
 	})
@@ -332,7 +330,7 @@ func (s *Stream) attempt(ctx context.Context) error {
 	g.Go(func() error { return first(dog.Run(gctx)) })
 	g.Go(func() error { return first(th.Run(gctx)) })
 	g.Go(func() error { return first(s.watchStop(gctx, gt)) })
-	g.Go(func() error { return first(s.watchLease(gctx)) })
+	g.Go(func() error { return first(s.own.watch(gctx)) })
 	if cp != nil {
 		g.Go(func() error { return first(cp.run(gctx)) })
 	}

@@ -179,7 +179,7 @@ func TestAddStateLog_afterCancel(t *testing.T) {
 	if err := s.prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lease, err := s.acquire(ctx)
+	lease, err := s.own.acquire(ctx)
 	if err != nil || lease == nil {
 		t.Fatalf("acquire = %v, %v", lease, err)
 	}
