@@ -114,12 +114,12 @@ func sbRow(r *rand.Rand, id int32) []any {
 // sbSetup returns an applier whose table cache knows sysbench's sbtest1 and the binlog table
 // its rows events name.
 func sbSetup() (*Applier, *event.Table) {
-	t := buildTable(tableDef{schema: "sbtest", name: "sbtest1", cols: []column{
+	t := built(defOf("sbtest", "sbtest1", []column{
 		{name: "id", dataType: "int", notNull: true},
 		{name: "k", dataType: "int", notNull: true},
 		{name: "c", dataType: "char", notNull: true, collation: "latin1_bin", length: 120},
 		{name: "pad", dataType: "char", notNull: true, collation: "latin1_bin", length: 60},
-	}, uniques: []index{{name: "PRIMARY", cols: []string{"id"}, primary: true}}})
+	}, pk("id")))
 	bt := &event.Table{Schema: "sbtest", Name: "sbtest1", ColumnCount: 4}
 	a := New(Config{})
 	a.tables.checked[bt] = t

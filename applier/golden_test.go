@@ -16,6 +16,7 @@ import (
 
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/internal/eventjson"
+	"github.com/vplayer/vplayer/tabledef"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -96,15 +97,19 @@ func (in goldenInput) tableDefs(t *testing.T) map[string]*table {
 	t.Helper()
 	out := map[string]*table{}
 	for _, gt := range in.Tables {
-		d := tableDef{schema: in.TargetDB, name: gt.Name, related: gt.Related}
+		d := tabledef.Table{Schema: in.TargetDB, Name: gt.Name, Related: gt.Related}
 		for _, c := range gt.Columns {
-			d.cols = append(d.cols, column{name: c.Name, dataType: c.Type, unsigned: c.Unsigned, notNull: c.NotNull,
-				generated: c.Generated, collation: c.Collation, length: c.Length})
+			d.Columns = append(d.Columns, tabledef.Column{Name: c.Name, Type: c.Type, Unsigned: c.Unsigned, NotNull: c.NotNull,
+				Generated: c.Generated, Collation: c.Collation, OctetLength: c.Length})
 		}
 		for _, k := range gt.Keys {
-			d.uniques = append(d.uniques, index{name: k.Name, cols: k.Columns, primary: k.Name == "PRIMARY"})
+			d.Uniques = append(d.Uniques, tabledef.Index{Name: k.Name, Columns: k.Columns, Primary: k.Name == "PRIMARY"})
 		}
-		out[fmt.Sprintf("%s/%d", gt.Name, len(d.cols))] = buildTable(d)
+		tb, err := buildTable(d)
+		if err != nil {
+			t.Fatalf("table %s: %v", gt.Name, err)
+		}
+		out[fmt.Sprintf("%s/%d", gt.Name, len(d.Columns))] = tb
 	}
 	return out
 }

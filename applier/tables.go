@@ -12,6 +12,7 @@ import (
 
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/tabledef"
 )
 
 // ErrSchemaDrift means the binlog's description of a table does not match the target's table.
@@ -37,25 +38,6 @@ type column struct {
 	quoted    string // backquoted name
 	length    int    // CHARACTER_OCTET_LENGTH: BINARY(n) is padded to it
 	table     string // the table's quoted name, for errors
-}
-
-// index is one unique key of a table, as information_schema lists it.
-type index struct {
-	name    string
-	cols    []string
-	primary bool
-	prefix  bool // a column is in it by a prefix of its value (SUB_PART)
-}
-
-// tableDef is a target table's definition: its columns in ordinal order, its unique keys (the
-// primary key first, then by name), and whether a foreign key or trigger relates it to other
-// rows. buildTable turns it into what the planner writes SQL from.
-type tableDef struct {
-	schema, name string
-	cols         []column
-	uniques      []index
-	related      bool    // has a foreign key, is referenced by one, or has a trigger
-	period       *period // a system-versioned table's period (see versioned.go); nil for others
 }
 
 // uniqueKey is one unique key of a table, for writesets.
@@ -99,104 +81,51 @@ type table struct {
 	versioned *versioning
 }
 
-// loadTable reads the target definition of schema.name.
+// loadTable reads the target definition of schema.name and builds the table from it.
 func loadTable(ctx context.Context, db *sql.DB, schema, name string) (*table, error) {
-	d, err := loadDef(ctx, db, schema, name)
+	d, err := tabledef.Load(ctx, db, schema, name)
+	if errors.Is(err, tabledef.ErrPeriod) {
+		return nil, fmt.Errorf("%w: %w", ErrSchemaDrift, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	t := buildTable(d)
-	if d.period != nil {
-		// Each change of a versioned row is a row of history: none folds into another.
-		t.versioned, t.foldable = newVersioning(t, d.period), false
-	}
-	return t, nil
-}
-
-// loadDef reads the definition of schema.name from the target's information_schema.
-func loadDef(ctx context.Context, db *sql.DB, schema, name string) (tableDef, error) {
-	d := tableDef{schema: schema, name: name}
-	quoted := sqlq.Ident(schema) + "." + sqlq.Ident(name)
-	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, EXTRA, IS_NULLABLE, COALESCE(CHARACTER_OCTET_LENGTH, 0), COALESCE(COLLATION_NAME, '')
-FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, schema, name)
-	if err != nil {
-		return d, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var c column
-		var colType, extra, nullable string
-		if err := rows.Scan(&c.name, &c.dataType, &colType, &extra, &nullable, &c.length, &c.collation); err != nil {
-			return d, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
-		}
-		c.dataType = strings.ToLower(c.dataType)
-		c.unsigned = strings.Contains(strings.ToLower(colType), "unsigned")
-		extra = strings.ToUpper(extra)
-		c.generated = strings.Contains(extra, "VIRTUAL") || strings.Contains(extra, "STORED") || strings.Contains(extra, "PERSISTENT")
-		c.notNull = nullable == "NO"
-		d.cols = append(d.cols, c)
-	}
-	if err := rows.Err(); err != nil {
-		return d, fmt.Errorf("read definition of %s.%s: %w", schema, name, err)
-	}
-	if len(d.cols) == 0 {
-		return d, fmt.Errorf("%w: table %s does not exist on the target: create it with the source's definition", ErrSchemaDrift, quoted)
-	}
-	if d.uniques, err = loadUniques(ctx, db, schema, name); err != nil {
-		return d, fmt.Errorf("read keys of %s: %w", quoted, err)
-	}
-	if err := readPeriod(ctx, db, &d); err != nil {
-		return d, err
+	if len(d.Columns) == 0 {
+		return nil, fmt.Errorf("%w: table %s does not exist on the target: create it with the source's definition", ErrSchemaDrift, d.Quoted())
 	}
 	// Folding reorders a table's changes and turns updates into upserts, and a delete of a set of
 	// keys runs in index order: a foreign key (the table's or one that references it) or a
 	// trigger could observe that, so such tables keep their changes as the source wrote them.
-	if d.related, err = relatedTo(ctx, db, schema, name); err != nil {
-		return d, err
-	}
-	return d, nil
-}
-
-// loadUniques reads the unique keys of schema.name, the primary key first, then by name.
-func loadUniques(ctx context.Context, db *sql.DB, schema, name string) ([]index, error) {
-	rows, err := db.QueryContext(ctx, `SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART IS NOT NULL
-FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, schema, name)
-	if err != nil {
+	if d.Related, err = tabledef.Related(ctx, db, schema, name); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []index
-	for rows.Next() {
-		var ix, col string
-		var nonUnique int
-		var prefix bool
-		if err := rows.Scan(&ix, &nonUnique, &col, &prefix); err != nil {
+	if d.Period != nil {
+		if err := probeVersioning(ctx, db, d.Quoted()); err != nil {
 			return nil, err
 		}
-		if nonUnique != 0 {
-			continue
-		}
-		if len(out) == 0 || out[len(out)-1].name != ix {
-			out = append(out, index{name: ix, primary: ix == "PRIMARY"})
-		}
-		last := &out[len(out)-1]
-		last.cols = append(last.cols, col)
-		last.prefix = last.prefix || prefix
 	}
-	return out, rows.Err()
+	return buildTable(d)
 }
 
 // buildTable turns a definition into what the planner writes SQL from: the row identity, whether
-// changes fold, the statements' fixed parts. It does no I/O.
-func buildTable(d tableDef) *table {
-	t := &table{schema: d.schema, name: d.name, quoted: sqlq.Ident(d.schema) + "." + sqlq.Ident(d.name), cols: d.cols}
-	for i := range t.cols {
-		t.cols[i].quoted = sqlq.Ident(t.cols[i].name)
-		t.cols[i].table = t.quoted
+// changes fold, the statements' fixed parts, a system-versioned table's versioning. It does no
+// I/O. A period the applier cannot write at the source's times is an error.
+func buildTable(d tabledef.Table) (*table, error) {
+	t := &table{schema: d.Schema, name: d.Name, quoted: d.Quoted()}
+	for _, c := range d.AllColumns() {
+		t.cols = append(t.cols, column{name: c.Name, dataType: c.Type, unsigned: c.Unsigned, generated: c.Generated, notNull: c.NotNull,
+			collation: c.Collation, length: c.OctetLength, quoted: c.Ident(), table: t.quoted})
 	}
-	t.setKey(d.uniques)
-	t.related = d.related
-	t.foldable = t.foldable && !d.related
+	var p *period
+	if d.Period != nil {
+		var err error
+		if p, err = periodOf(t, d.Period); err != nil {
+			return nil, err
+		}
+	}
+	t.setKey(&d)
+	t.related = d.Related
+	t.foldable = t.foldable && !d.Related
 	for i, c := range t.cols {
 		if !c.generated {
 			t.writable = append(t.writable, i)
@@ -220,27 +149,17 @@ func buildTable(d tableDef) *table {
 	}
 	t.updateShape = "UPDATE " + t.quoted
 	t.deleteShape = "DELETE " + t.quoted
-	return t
-}
-
-// relatedTo reports whether schema.name has a foreign key, is referenced by one, or has a trigger.
-func relatedTo(ctx context.Context, db *sql.DB, schema, name string) (bool, error) {
-	var n int
-	err := db.QueryRowContext(ctx, `SELECT
- (SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS
-  WHERE (CONSTRAINT_SCHEMA = ? AND TABLE_NAME = ?) OR (UNIQUE_CONSTRAINT_SCHEMA = ? AND REFERENCED_TABLE_NAME = ?))
- + (SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?)`,
-		schema, name, schema, name, schema, name).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("read foreign keys and triggers of %s.%s: %w", schema, name, err)
+	if p != nil {
+		// Each change of a versioned row is a row of history: none folds into another.
+		t.versioned, t.foldable = newVersioning(t, p), false
 	}
-	return n > 0, nil
+	return t, nil
 }
 
-// setKey chooses the row identity among the unique keys uniques (the primary key first): the
-// first whose columns are all NOT NULL and none generated, else every column; and records every
-// unique key for writesets.
-func (t *table) setKey(uniques []index) {
+// setKey takes the row identity tabledef picks among d's unique keys (the primary key first:
+// the first whose columns are all NOT NULL and none generated), else every column; and records
+// every unique key for writesets.
+func (t *table) setKey(d *tabledef.Table) {
 	colIndex := func(name string) int {
 		for i, c := range t.cols {
 			if c.name == name {
@@ -249,9 +168,9 @@ func (t *table) setKey(uniques []index) {
 		}
 		return -1
 	}
-	for _, ix := range uniques {
-		u := uniqueKey{name: ix.name, exact: !ix.prefix}
-		for _, name := range ix.cols {
+	for _, ix := range d.Uniques {
+		u := uniqueKey{name: ix.Name, exact: !ix.Prefix}
+		for _, name := range ix.Columns {
 			i := colIndex(name)
 			if i < 0 {
 				u.exact = false
@@ -262,39 +181,20 @@ func (t *table) setKey(uniques []index) {
 		}
 		t.uniques = append(t.uniques, u)
 	}
-	for _, ix := range uniques {
-		usable := true
-		key := make([]int, 0, len(ix.cols))
-		for _, name := range ix.cols {
-			i := colIndex(name)
-			if i < 0 || !t.cols[i].notNull {
-				usable = false
-				break
+	switch id := d.Identity(len(d.Columns)); id.Kind {
+	case tabledef.KeyPrimary:
+		t.key, t.keyName, t.keyKind = id.Columns, id.Index, keyPrimary
+		// With another unique constraint, the order of row changes can matter (a value moving
+		// from one row to another), so only a table with just its primary key folds.
+		t.foldable = len(d.Uniques) == 1
+	case tabledef.KeyUnique:
+		t.key, t.keyName, t.keyKind = id.Columns, id.Index, keyUnique
+	default:
+		t.keyKind = keyAll
+		for i, c := range t.cols {
+			if !c.generated {
+				t.key = append(t.key, i)
 			}
-			if !t.cols[i].generated {
-				key = append(key, i)
-			}
-		}
-		if !usable || len(key) != len(ix.cols) {
-			continue
-		}
-		t.key = key
-		t.keyName = ix.name
-		if ix.primary {
-			t.keyKind = keyPrimary
-			// With another unique constraint, the order of row changes can matter (a value
-			// moving from one row to another), so only a table with just its primary key folds.
-			t.foldable = len(uniques) == 1
-		} else {
-			t.keyKind = keyUnique
-		}
-		return
-	}
-	t.keyKind = keyAll
-	t.key = nil
-	for i, c := range t.cols {
-		if !c.generated {
-			t.key = append(t.key, i)
 		}
 	}
 }
@@ -334,7 +234,7 @@ func (t *table) check(bt *event.Table) error {
 			continue
 		}
 		if i < len(bt.ColumnTypes) {
-			have, want := typeFamily(c.dataType), binlogFamily(bt.ColumnTypes[i])
+			have, want := tabledef.TypeFamily(c.dataType), binlogFamily(bt.ColumnTypes[i])
 			if have != "" && want != "" && have != want {
 				diffs = append(diffs, fmt.Sprintf("column %d (%s on the target) holds %s values on the source but is %s on the target", i+1, c.name, want, c.dataType))
 				continue
@@ -342,7 +242,7 @@ func (t *table) check(bt *event.Table) error {
 		}
 		// Integers arrive as bit patterns: the target's signedness says how to read them, so it
 		// must be the source's.
-		if i < len(bt.Unsigned) && typeFamily(c.dataType) == "integer" && bt.Unsigned[i] != c.unsigned {
+		if i < len(bt.Unsigned) && tabledef.TypeFamily(c.dataType) == "integer" && bt.Unsigned[i] != c.unsigned {
 			diffs = append(diffs, fmt.Sprintf("column %d (%s) is %s on the source but %s on the target", i+1, c.name, signedness(bt.Unsigned[i]), signedness(c.unsigned)))
 		}
 	}
@@ -414,37 +314,7 @@ func Keyless(ctx context.Context, db *sql.DB, schema, name string) (bool, error)
 	return t.keyKind == keyAll, nil
 }
 
-// typeFamily groups target DATA_TYPEs into the kinds of value the binlog distinguishes; "" for a
-// type it does not know (MariaDB's INET6, UUID...), which is not checked.
-func typeFamily(dataType string) string {
-	switch dataType {
-	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
-		return "integer"
-	case "float", "double", "real", "double precision":
-		return "floating-point"
-	case "decimal", "numeric":
-		return "decimal"
-	case "bit":
-		return "bit"
-	case "date":
-		return "date"
-	case "datetime", "timestamp":
-		return "date and time"
-	case "time":
-		return "time"
-	case "year":
-		return "year"
-	case "char", "varchar", "binary", "varbinary", "tinytext", "text", "mediumtext", "longtext",
-		"tinyblob", "blob", "mediumblob", "longblob", "enum", "set", "json":
-		return "string"
-	case "geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
-		"geometrycollection", "geomcollection":
-		return "geometry"
-	}
-	return ""
-}
-
-// binlogFamily is typeFamily for a table map column type. ENUM and SET are logged as STRING, so
+// binlogFamily is tabledef.TypeFamily for a table map column type. ENUM and SET are logged as STRING, so
 // strings, ENUM and SET are one family.
 func binlogFamily(tp byte) string {
 	switch tp {

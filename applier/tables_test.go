@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/tabledef"
 )
 
 func TestTable_Check(t *testing.T) {
@@ -107,12 +108,12 @@ func TestTypeFamilies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, target := range tt.target {
-			if got, want := typeFamily(target), binlogFamily(tt.binlog); got != want || got == "" {
-				t.Errorf("typeFamily(%s) = %q, binlogFamily(%d) = %q: want the same, not empty", target, got, tt.binlog, want)
+			if got, want := tabledef.TypeFamily(target), binlogFamily(tt.binlog); got != want || got == "" {
+				t.Errorf("tabledef.TypeFamily(%s) = %q, binlogFamily(%d) = %q: want the same, not empty", target, got, tt.binlog, want)
 			}
 		}
 	}
-	if got := typeFamily("uuid"); got != "" {
-		t.Errorf("typeFamily(uuid) = %q, want unknown", got)
+	if got := tabledef.TypeFamily("uuid"); got != "" {
+		t.Errorf("tabledef.TypeFamily(uuid) = %q, want unknown", got)
 	}
 }

@@ -176,7 +176,7 @@ func TestAppendValue_Errors(t *testing.T) {
 
 // TestAppendValue_ErrorNamesTable: a value the applier cannot write names its table and column.
 func TestAppendValue_ErrorNamesTable(t *testing.T) {
-	tbl := buildTable(tableDef{schema: "s", name: "t", cols: []column{{name: "id", dataType: "int"}, {name: "addr", dataType: "inet4"}}})
+	tbl := built(defOf("s", "t", []column{{name: "id", dataType: "int"}, {name: "addr", dataType: "inet4"}}))
 	_, err := appendValue(nil, &tbl.cols[1], "10.0.0.1")
 	if !errors.Is(err, ErrUnsupportedValue) || !IsTerminal(err) {
 		t.Fatalf("appendValue(inet4, 10.0.0.1 as text) error = %v, want a terminal ErrUnsupportedValue", err)

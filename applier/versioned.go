@@ -12,6 +12,7 @@ import (
 
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/tabledef"
 )
 
 // System-versioned tables (MariaDB's WITH SYSTEM VERSIONING, by timestamps). Every row has a
@@ -50,7 +51,7 @@ import (
 // the period (its rows events lack the columns) is applied as any table is: the target versions
 // its rows at its own times.
 
-// period is the system-time period of a system-versioned target table, as loadDef reads it.
+// period is the system-time period of a system-versioned target table: its columns in table.cols.
 type period struct {
 	start, end int // column indexes of the row start and row end columns
 }
@@ -83,81 +84,29 @@ const stampLayout = "2006-01-02 15:04:05.000000"
 // start afresh (a history row not recognised is then inserted, and is a duplicate-key error).
 const maxExpected = 10000
 
-// readPeriod completes d, read from information_schema, for a system-versioned table: the period
-// columns (appended when hidden), marked generated so that only versioning's statements write
-// them; unique keys without the row end (which InnoDB adds to each of them: among current rows,
-// the rest is unique). A table versioned by transaction ids, or a target that will not let a
-// session set its timestamp or insert history, is an error naming what to do.
-func readPeriod(ctx context.Context, db *sql.DB, d *tableDef) error {
-	quoted := d.quotedName()
-	var kind string
-	err := db.QueryRowContext(ctx, "SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", d.schema, d.name).Scan(&kind)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && kind != "SYSTEM VERSIONED" {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read the table type of %s: %w", quoted, err)
-	}
-	rows, err := db.QueryContext(ctx, `SELECT COLUMN_NAME, GENERATION_EXPRESSION FROM information_schema.COLUMNS
-WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND GENERATION_EXPRESSION IN ('ROW START', 'ROW END')`, d.schema, d.name)
-	if err != nil {
-		return fmt.Errorf("read the period of %s: %w", quoted, err)
-	}
-	byExpr := map[string]string{}
-	for rows.Next() {
-		var col, expr string
-		if err := rows.Scan(&col, &expr); err != nil {
-			rows.Close()
-			return fmt.Errorf("read the period of %s: %w", quoted, err)
-		}
-		byExpr[expr] = col
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read the period of %s: %w", quoted, err)
-	}
-	p, err := periodOf(d, byExpr["ROW START"], byExpr["ROW END"])
-	if err != nil {
-		return err
-	}
-	d.period = p
-	return probeVersioning(ctx, db, quoted)
-}
-
-// periodOf sets up d's period from the names of its row start and row end columns ("" when
-// information_schema does not list them: the hidden row_start and row_end, appended).
-func periodOf(d *tableDef, start, end string) (*period, error) {
-	quoted := d.quotedName()
+// periodOf returns the period of t, a system-versioned table whose columns buildTable set from
+// its definition (a hidden period's appended), and marks the period's columns generated, so that
+// only versioning's statements write them. A table versioned by transaction ids is an error
+// naming what to do.
+func periodOf(t *table, dp *tabledef.Period) (*period, error) {
 	p := &period{start: -1, end: -1}
-	if start == "" && end == "" {
-		for _, name := range []string{"row_start", "row_end"} {
-			d.cols = append(d.cols, column{name: name, dataType: "timestamp", notNull: true, generated: true})
-		}
-		p.start, p.end = len(d.cols)-2, len(d.cols)-1
-	}
-	for i := range d.cols {
-		switch d.cols[i].name {
-		case start:
+	for i := range t.cols {
+		switch t.cols[i].name {
+		case dp.Start.Name:
 			p.start = i
-		case end:
+		case dp.End.Name:
 			p.end = i
 		}
 	}
 	if p.start < 0 || p.end < 0 {
-		return nil, fmt.Errorf("%w: %s is system-versioned but its period's columns are not both listed (row start %q, row end %q)", ErrSchemaDrift, quoted, start, end)
+		return nil, fmt.Errorf("%w: %s is system-versioned but its period's columns are not both listed (row start %q, row end %q)", ErrSchemaDrift, t.quoted, dp.Start.Name, dp.End.Name)
 	}
 	for _, i := range []int{p.start, p.end} {
-		if d.cols[i].dataType != "timestamp" {
+		if t.cols[i].dataType != "timestamp" {
 			return nil, fmt.Errorf("%w: %s is versioned by transaction ids (its %s is %s): MariaDB logs such a table's changes as statements, and its transaction ids are the source's own; "+
-				"vplayer cannot replicate it exactly: leave the table out of the workflow, or version it by timestamps (TIMESTAMP(6) GENERATED ALWAYS AS ROW START/END) on both sides", ErrInexact, quoted, d.cols[i].name, d.cols[i].dataType)
+				"vplayer cannot replicate it exactly: leave the table out of the workflow, or version it by timestamps (TIMESTAMP(6) GENERATED ALWAYS AS ROW START/END) on both sides", ErrInexact, t.quoted, t.cols[i].name, t.cols[i].dataType)
 		}
-		d.cols[i].generated = true
-	}
-	for k := range d.uniques {
-		ix := &d.uniques[k]
-		if n := len(ix.cols); n > 1 && ix.cols[n-1] == d.cols[p.end].name {
-			ix.cols = ix.cols[:n-1]
-		}
+		t.cols[i].generated = true
 	}
 	return p, nil
 }
@@ -177,8 +126,6 @@ func probeVersioning(ctx context.Context, db *sql.DB, quoted string) error {
 	}
 	return nil
 }
-
-func (d *tableDef) quotedName() string { return sqlq.Ident(d.schema) + "." + sqlq.Ident(d.name) }
 
 // newVersioning returns what the planner needs of t, a system-versioned table with period p.
 func newVersioning(t *table, p *period) *versioning {

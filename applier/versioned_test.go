@@ -6,21 +6,21 @@ import (
 	"testing"
 
 	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/tabledef"
 )
 
 // versionedTable is `s`.`t` (id INT PRIMARY KEY, v VARCHAR(10)) WITH SYSTEM VERSIONING, its period
 // hidden, as loadTable builds it.
 func versionedTable(t *testing.T) *table {
 	t.Helper()
-	d := tableDef{schema: "s", name: "t",
-		cols:    []column{{name: "id", dataType: "int", notNull: true}, {name: "v", dataType: "varchar"}},
-		uniques: []index{{name: "PRIMARY", cols: []string{"id"}, primary: true}}}
-	p, err := periodOf(&d, "", "")
+	d := defOf("s", "t", []column{{name: "id", dataType: "int", notNull: true}, {name: "v", dataType: "varchar"}}, pk("id"))
+	if err := d.SetPeriod("", ""); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := buildTable(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := buildTable(d)
-	tb.versioned, tb.foldable = newVersioning(tb, p), false
 	return tb
 }
 
@@ -33,27 +33,29 @@ const (
 
 func vrow(id int32, v, start, end string) []any { return []any{id, v, start, end} }
 
-func TestPeriodOf(t *testing.T) {
+// TestBuildTable_period: a system-versioned table's period columns, generated, and its row
+// identity without the row end; a period the applier cannot write is a terminal error.
+func TestBuildTable_period(t *testing.T) {
 	tests := []struct {
 		name       string
 		cols       []column
 		uniques    []string // the primary key's columns
 		start, end string
+		oneListed  bool // information_schema lists the row start only
 		wantCols   string
-		wantKey    string
 		wantErr    error
 	}{
 		{
 			name:     "hidden",
 			cols:     []column{{name: "id", dataType: "int", notNull: true}, {name: "v", dataType: "int"}},
 			uniques:  []string{"id"},
-			wantCols: "id,v,row_start,row_end", wantKey: "id",
+			wantCols: "id,v,row_start,row_end",
 		},
 		{
 			name:  "named, the row end in the primary key",
 			cols:  []column{{name: "id", dataType: "int", notNull: true}, {name: "s", dataType: "timestamp"}, {name: "e", dataType: "timestamp"}, {name: "v", dataType: "int"}},
 			start: "s", end: "e", uniques: []string{"id", "e"},
-			wantCols: "id,s,e,v", wantKey: "id",
+			wantCols: "id,s,e,v",
 		},
 		{
 			name:  "transaction ids",
@@ -64,37 +66,38 @@ func TestPeriodOf(t *testing.T) {
 		{
 			name:  "one column listed",
 			cols:  []column{{name: "id", dataType: "int", notNull: true}, {name: "s", dataType: "timestamp"}},
-			start: "s", uniques: []string{"id"},
+			start: "s", oneListed: true, uniques: []string{"id"},
 			wantErr: ErrSchemaDrift,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := tableDef{schema: "s", name: "t", cols: tt.cols, uniques: []index{{name: "PRIMARY", cols: tt.uniques, primary: true}}}
-			p, err := periodOf(&d, tt.start, tt.end)
+			d := defOf("s", "t", tt.cols, pk(tt.uniques...))
+			if tt.oneListed {
+				d.Period = &tabledef.Period{Start: d.Columns[d.ColumnIndex(tt.start)]}
+			} else if err := d.SetPeriod(tt.start, tt.end); err != nil {
+				t.Fatal(err)
+			}
+			tb, err := buildTable(d)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) || !IsTerminal(err) {
-					t.Fatalf("periodOf() = %v, want a terminal %v", err, tt.wantErr)
+					t.Fatalf("buildTable() = %v, want a terminal %v", err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			var names []string
-			for _, c := range d.cols {
-				names = append(names, c.name)
-			}
-			if got := strings.Join(names, ","); got != tt.wantCols {
+			if got := strings.Join(tb.columnNames(), ","); got != tt.wantCols {
 				t.Errorf("columns = %s, want %s", got, tt.wantCols)
 			}
-			if got := strings.Join(d.uniques[0].cols, ","); got != tt.wantKey {
-				t.Errorf("primary key = %s, want %s", got, tt.wantKey)
+			v := tb.versioned
+			if v == nil || tb.foldable {
+				t.Fatalf("versioned = %v, foldable = %v: want versioning, no folding", v, tb.foldable)
 			}
-			if !d.cols[p.start].generated || !d.cols[p.end].generated {
-				t.Errorf("period columns not marked generated: %+v", d.cols)
+			if !tb.cols[v.start].generated || !tb.cols[v.end].generated {
+				t.Errorf("period columns not marked generated: %+v", tb.cols)
 			}
-			tb := buildTable(d)
 			if got, want := tb.identity(), "primary key (id)"; got != want {
 				t.Errorf("identity() = %q, want %q", got, want)
 			}

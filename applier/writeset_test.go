@@ -5,17 +5,40 @@ import (
 	"testing"
 
 	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/tabledef"
 )
 
 // wsTable builds a table of schema s from its columns and unique keys (the primary key, named
 // PRIMARY, first).
-func wsTable(name string, cols []column, keys ...index) *table {
-	return buildTable(tableDef{schema: "s", name: name, cols: cols, uniques: keys})
+func wsTable(name string, cols []column, keys ...tabledef.Index) *table {
+	return built(defOf("s", name, cols, keys...))
 }
 
-func pk(cols ...string) index { return index{name: "PRIMARY", cols: cols, primary: true} }
+// defOf is the definition of schema.name with columns cols, written as the planner's columns,
+// and unique keys keys.
+func defOf(schema, name string, cols []column, keys ...tabledef.Index) tabledef.Table {
+	d := tabledef.Table{Schema: schema, Name: name, Uniques: keys}
+	for _, c := range cols {
+		d.Columns = append(d.Columns, tabledef.Column{Name: c.name, Type: c.dataType, Unsigned: c.unsigned, NotNull: c.notNull,
+			Generated: c.generated, Collation: c.collation, OctetLength: c.length})
+	}
+	return d
+}
 
-func uk(name string, cols ...string) index { return index{name: name, cols: cols} }
+// built is buildTable of a definition it takes.
+func built(d tabledef.Table) *table {
+	t, err := buildTable(d)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func pk(cols ...string) tabledef.Index {
+	return tabledef.Index{Name: "PRIMARY", Columns: cols, Primary: true}
+}
+
+func uk(name string, cols ...string) tabledef.Index { return tabledef.Index{Name: name, Columns: cols} }
 
 func intCol(name string, notNull bool) column {
 	return column{name: name, dataType: "int", notNull: notNull}
@@ -159,7 +182,7 @@ func TestWriteset_collation(t *testing.T) {
 	}
 	// A unique key over a prefix of a column: values that differ after the prefix collide.
 	prefixed := wsTable("p", []column{intCol("id", true), {name: "k", dataType: "varbinary", collation: "binary", notNull: true}},
-		pk("id"), index{name: "k", cols: []string{"k"}, prefix: true})
+		pk("id"), tabledef.Index{Name: "k", Columns: []string{"k"}, Prefix: true})
 	wantKeys(t, wsOf(prefixed, event.Insert, ins(int32(1), "abcX")), "`s`.`p` PRIMARY 1", "`s`.`p` k ")
 	enum := wsTable("e", []column{intCol("id", true), {name: "k", dataType: "enum", collation: "utf8mb4_general_ci", notNull: true}}, pk("id"), uk("k", "k"))
 	wantKeys(t, wsOf(enum, event.Insert, ins(int32(1), int64(2))), "`s`.`e` PRIMARY 1", "`s`.`e` k 2")

@@ -98,7 +98,7 @@ ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, schema, name)
 	return out, nil
 }
 
-// loadPeriod sets t's period when it is system-versioned (see setPeriod); nothing for a table of
+// loadPeriod sets t's period when it is system-versioned (see SetPeriod); nothing for a table of
 // another kind or a server without system versioning.
 func loadPeriod(ctx context.Context, q Querier, t *Table) error {
 	rows, err := q.QueryContext(ctx, "SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", t.Schema, t.Name)
@@ -138,7 +138,7 @@ WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND GENERATION_EXPRESSION IN ('ROW STA
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read the period of %s: %w", t.Quoted(), err)
 	}
-	return t.setPeriod(start, end)
+	return t.SetPeriod(start, end)
 }
 
 // Related reports whether schema.name has a foreign key, is referenced by one, or has a trigger

@@ -43,11 +43,11 @@ func (p *Period) AllRows(from string) string {
 	return from + " FOR SYSTEM_TIME ALL"
 }
 
-// setPeriod makes t, whose columns and unique keys are read, system-versioned with the period
+// SetPeriod makes t, whose columns and unique keys are read, system-versioned with the period
 // whose row start and row end columns are named start and end ("" for both: the hidden
 // row_start and row_end). The period's columns are generated, and the row end is dropped from
 // the end of every unique key, where InnoDB adds it.
-func (t *Table) setPeriod(start, end string) error {
+func (t *Table) SetPeriod(start, end string) error {
 	p := &Period{}
 	switch {
 	case start == "" && end == "":

@@ -72,7 +72,7 @@ func TestTable_Identity(t *testing.T) {
 	}
 }
 
-func TestTable_setPeriod(t *testing.T) {
+func TestTable_SetPeriod(t *testing.T) {
 	tests := []struct {
 		name       string
 		cols       []Column
@@ -94,10 +94,10 @@ func TestTable_setPeriod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := &Table{Schema: "s", Name: "t", Columns: tt.cols, Uniques: tt.uniques}
-			err := tb.setPeriod(tt.start, tt.end)
+			err := tb.SetPeriod(tt.start, tt.end)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("setPeriod() = %v, want %v", err, tt.wantErr)
+					t.Fatalf("SetPeriod() = %v, want %v", err, tt.wantErr)
 				}
 				return
 			}
