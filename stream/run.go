@@ -30,12 +30,7 @@ func (s *Stream) Run(ctx context.Context) error {
 	s.lease = lease
 	s.own.keep()
 	defer s.own.release()
-	configure := func() error {
-		cctx, cancel := context.WithTimeout(ctx, setupTimeout)
-		defer cancel()
-		return s.store.Configure(cctx, s.id, s.sourceJSON(), s.cfg.Options, s.stopString())
-	}
-	if err := s.untilReachable(ctx, "configure workflow", configure); err != nil {
+	if err := s.untilReachable(ctx, "configure workflow", func() error { return s.configure(ctx) }); err != nil {
 		if ctx.Err() != nil {
 			return s.stopped(stopSignal) // owned already: record the stop (SPEC 8)
 		}
@@ -57,6 +52,22 @@ func (s *Stream) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	return s.attempts(ctx, stopMessenger)
+}
+
+// configure writes the settings in force into the record (source, options, stop position).
+func (s *Stream) configure(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	return s.store.Configure(cctx, s.id, s.sourceJSON(), s.cfg.Options, s.stopString())
+}
+
+// attempts is Run's retry loop: it runs attempts until one ends the stream. An attempt that
+// ended on purpose (the copy done, the binlog connection to take back at once) is followed by
+// the next at once; a stop ends the loop, or waits for vplayer start under
+// --wait-while-stopped; an error is handled by afterError. stopMessenger ends the messenger's
+// writes before a terminal error's state is written.
+func (s *Stream) attempts(ctx context.Context, stopMessenger func()) error {
 	for {
 		s.verdict.Store(0)
 		err := s.attempt(ctx)
@@ -75,56 +86,65 @@ func (s *Stream) Run(ctx context.Context) error {
 			continue
 		case errors.Is(err, errCopyDone):
 			continue
-		}
-		if err == nil {
-			err = errors.New("stream ended unexpectedly")
-		}
-		if errors.Is(err, errReconnectNow) {
+		case errors.Is(err, errReconnectNow):
 			continue // logged by owner.binlogEnded; the new connection ends the other
 		}
-		if errors.Is(err, workflow.ErrLostOwnership) {
-			return s.own.lost(err)
-		}
-		var fe *workflow.FenceError
-		if errors.As(err, &fe) {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			lerr := s.lease.Check(cctx)
-			cancel()
-			if lerr != nil {
-				return s.own.lost(lerr)
-			}
-			// Still ours: the server's error was about replicated data, not the fence.
-			err = fe.Err
-		}
-		if s.verdict.Load() == 0 {
-			s.report(err)
-		}
-		if s.verdict.Load() == verdictLost {
-			if s.lostErr != nil {
-				err = s.lostErr
-			}
-			return s.own.lost(err)
-		}
-		if s.verdict.Load() == verdictTerminal {
-			stopMessenger()
-			s.setState(workflow.StateError, terminalText(err))
-			if errors.Is(err, ErrTerminal) {
-				return err // its text begins with ErrTerminal's
-			}
-			return fmt.Errorf("%w: %w", ErrTerminal, err)
-		}
-		s.notifyState(StateRetrying)
-		switch err := s.waitRetry(ctx); {
-		case errors.Is(err, errStopRequested):
-			if done, err := s.stoppedOrWait(ctx, stopCommand); done {
-				return err
-			}
-		case errors.Is(err, workflow.ErrLostOwnership):
-			return s.own.lost(err)
-		case err != nil:
-			return s.stopped(stopSignal)
+		if done, err := s.afterError(ctx, err, stopMessenger); done {
+			return err
 		}
 	}
+}
+
+// afterError handles the error that ended an attempt: a lost lease ends the stream with the
+// loss; a fenced write's failure is asked of the record (lost, or an error of the replicated
+// data); an error not reported yet is reported; a terminal one sets the workflow's state Error
+// and ends the stream; any other waits --retry-delay (done false: the next attempt follows),
+// unless a stop or the lease's loss comes meanwhile.
+func (s *Stream) afterError(ctx context.Context, err error, stopMessenger func()) (done bool, _ error) {
+	if err == nil {
+		err = errors.New("stream ended unexpectedly")
+	}
+	if errors.Is(err, workflow.ErrLostOwnership) {
+		return true, s.own.lost(err)
+	}
+	var fe *workflow.FenceError
+	if errors.As(err, &fe) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		lerr := s.lease.Check(cctx)
+		cancel()
+		if lerr != nil {
+			return true, s.own.lost(lerr)
+		}
+		// Still ours: the server's error was about replicated data, not the fence.
+		err = fe.Err
+	}
+	if s.verdict.Load() == 0 {
+		s.report(err)
+	}
+	if s.verdict.Load() == verdictLost {
+		if s.lostErr != nil {
+			err = s.lostErr
+		}
+		return true, s.own.lost(err)
+	}
+	if s.verdict.Load() == verdictTerminal {
+		stopMessenger()
+		s.setState(workflow.StateError, terminalText(err))
+		if errors.Is(err, ErrTerminal) {
+			return true, err // its text begins with ErrTerminal's
+		}
+		return true, fmt.Errorf("%w: %w", ErrTerminal, err)
+	}
+	s.notifyState(StateRetrying)
+	switch err := s.waitRetry(ctx); {
+	case errors.Is(err, errStopRequested):
+		return s.stoppedOrWait(ctx, stopCommand)
+	case errors.Is(err, workflow.ErrLostOwnership):
+		return true, s.own.lost(err)
+	case err != nil:
+		return true, s.stopped(stopSignal)
+	}
+	return false, nil
 }
 
 // stoppedOrWait ends Run for a requested stop (done), as stopped does; with --wait-while-stopped
