@@ -1,6 +1,3 @@
-// Package stream runs one workflow: it creates or resumes the record, runs the reader, the relay
-// log, the applier and the stall watchdog under one errgroup, and retries from the committed
-// position after a retryable error.
 package stream
 
 import (
