@@ -42,7 +42,7 @@ import (
 	"time"
 
 	"github.com/vplayer/vplayer/binlog"
-	"github.com/vplayer/vplayer/tablekey"
+	"github.com/vplayer/vplayer/tabledef"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -486,4 +486,4 @@ func Message(state []workflow.TableCopy) string {
 	return b.String()
 }
 
-var _ tablekey.Querier = (*sql.Conn)(nil)
+var _ tabledef.Querier = (*sql.Conn)(nil)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vplayer/vplayer/tablekey"
+	"github.com/vplayer/vplayer/tabledef"
 )
 
 // Foreign keys during the copy. The binlog has none of the rows a cascade changed: the target
@@ -169,15 +169,10 @@ func components(nodes []string, out map[string][]string) map[string]int {
 // the tables a key update cascades into. A name the server reports in another case than the
 // copy's (lower_case_table_names) is the copy's table.
 func loadFKOrder(ctx context.Context, db *sql.DB, schema string, tables []string) (*fkOrder, error) {
-	rows, err := db.QueryContext(ctx, `SELECT rc.CONSTRAINT_NAME, rc.TABLE_NAME, rc.REFERENCED_TABLE_NAME, rc.UPDATE_RULE, rc.DELETE_RULE, k.COLUMN_NAME
-FROM information_schema.REFERENTIAL_CONSTRAINTS rc JOIN information_schema.KEY_COLUMN_USAGE k
- ON k.CONSTRAINT_SCHEMA = rc.CONSTRAINT_SCHEMA AND k.TABLE_NAME = rc.TABLE_NAME AND k.CONSTRAINT_NAME = rc.CONSTRAINT_NAME
-WHERE rc.CONSTRAINT_SCHEMA = ? AND rc.UNIQUE_CONSTRAINT_SCHEMA = ? AND k.REFERENCED_TABLE_NAME IS NOT NULL
-ORDER BY rc.TABLE_NAME, rc.CONSTRAINT_NAME, k.ORDINAL_POSITION`, schema, schema)
+	fks, err := tabledef.ForeignKeys(ctx, db, schema)
 	if err != nil {
-		return nil, fmt.Errorf("target: read the foreign keys of %s: %w", schema, err)
+		return nil, fmt.Errorf("target: %w", err)
 	}
-	defer rows.Close()
 	name := func(n string) string {
 		for _, t := range tables {
 			if t == n {
@@ -191,53 +186,23 @@ ORDER BY rc.TABLE_NAME, rc.CONSTRAINT_NAME, k.ORDINAL_POSITION`, schema, schema)
 		}
 		return n
 	}
-	type fk struct {
-		fkEdge
-		constraint string
-		updates    bool     // an update of the parent's key changes the referencing columns
-		cols       []string // the referencing columns
-	}
-	var fks []*fk
-	for rows.Next() {
-		var constraint, table, parent, onUpdate, onDelete, col string
-		if err := rows.Scan(&constraint, &table, &parent, &onUpdate, &onDelete, &col); err != nil {
-			return nil, fmt.Errorf("target: read the foreign keys of %s: %w", schema, err)
-		}
-		table, parent = name(table), name(parent)
-		if n := len(fks); n > 0 && fks[n-1].table == table && fks[n-1].constraint == constraint {
-			fks[n-1].cols = append(fks[n-1].cols, col)
-			continue
-		}
-		fks = append(fks, &fk{fkEdge: fkEdge{table: table, parent: parent, cascades: cascading(onUpdate) || cascading(onDelete)},
-			constraint: constraint, updates: cascading(onUpdate), cols: []string{col}})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("target: read the foreign keys of %s: %w", schema, err)
-	}
-	rows.Close()
 	edges := make([]fkEdge, len(fks))
-	keys := map[string][]tablekey.Column{}
+	keys := map[string][]tabledef.Column{}
 	for i, f := range fks {
-		if f.updates && slices.Contains(tables, f.table) && slices.Contains(tables, f.parent) {
-			key, ok := keys[f.table]
+		e := fkEdge{table: name(f.Table), parent: name(f.Parent), cascades: f.Cascades()}
+		if f.UpdateCascades() && slices.Contains(tables, e.table) && slices.Contains(tables, e.parent) {
+			key, ok := keys[e.table]
 			if !ok {
-				cols, err := tablekey.Columns(ctx, db, schema, f.table)
+				d, err := tabledef.Load(ctx, db, schema, e.table)
 				if err != nil {
 					return nil, err
 				}
-				if key, _, err = tablekey.Key(ctx, db, schema, f.table, cols); err != nil {
-					return nil, err
-				}
-				keys[f.table] = key
+				key = d.KeyColumns(d.Identity(len(d.Columns)))
+				keys[e.table] = key
 			}
-			f.movesKey = slices.ContainsFunc(key, func(c tablekey.Column) bool { return slices.Contains(f.cols, c.Name) })
+			e.movesKey = slices.ContainsFunc(key, func(c tabledef.Column) bool { return slices.Contains(f.Columns, c.Name) })
 		}
-		edges[i] = f.fkEdge
+		edges[i] = e
 	}
 	return newFKOrder(tables, edges), nil
-}
-
-// cascading reports whether a referential action changes the referencing rows.
-func cascading(rule string) bool {
-	return rule == "CASCADE" || rule == "SET NULL" || rule == "SET DEFAULT"
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/vplayer/vplayer/sqlq"
-	"github.com/vplayer/vplayer/tablekey"
+	"github.com/vplayer/vplayer/tabledef"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -35,7 +35,7 @@ var definitionErrors = map[uint16]bool{
 
 // SourceTables lists the base tables of db on the source that match, by name.
 func SourceTables(ctx context.Context, src *sql.DB, db string, match func(table string) bool) ([]string, error) {
-	tables, err := tablekey.BaseTables(ctx, src, db, match)
+	tables, err := tabledef.BaseTables(ctx, src, db, match)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
@@ -132,16 +132,16 @@ func Plan(ctx context.Context, cfg Config, tables []string) (err error) {
 // checkColumns checks that the target's table name shares its first columns with the source's,
 // by name and in order (either may have more after them): an ErrColumns otherwise.
 func checkColumns(ctx context.Context, cfg Config, name string) error {
-	src, err := tablekey.Columns(ctx, cfg.Source, cfg.SourceDB, name)
+	src, err := tabledef.Load(ctx, cfg.Source, cfg.SourceDB, name)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}
-	dst, err := tablekey.Columns(ctx, cfg.Target, cfg.TargetDB, name)
+	dst, err := tabledef.Load(ctx, cfg.Target, cfg.TargetDB, name)
 	if err != nil {
 		return fmt.Errorf("target: %w", err)
 	}
-	if _, differ := tablekey.SharedColumns(src, dst); differ != "" {
-		return columnsDiffer(cfg.SourceDB, cfg.TargetDB, name, differ, src, dst)
+	if _, differ := tabledef.SharedColumns(src.Columns, dst.Columns); differ != "" {
+		return columnsDiffer(cfg.SourceDB, cfg.TargetDB, name, differ, src.Columns, dst.Columns)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/tabledef"
 	"github.com/vplayer/vplayer/tablekey"
 )
 
@@ -48,7 +49,7 @@ type table struct {
 	name     string
 	src, dst string // qualified, quoted names
 	cols     []column
-	key      []tablekey.Column // nil: no usable key
+	key      []tabledef.Column // nil: no usable key
 	// keyAt is where each key column's value is in a row the SELECT reads: the column's own
 	// value when that is the key's text, else one of the key expressions after the columns.
 	keyAt   []int
@@ -58,7 +59,7 @@ type table struct {
 	// loadCols is the column list of a LOAD DATA of the table's rows; empty when a column's
 	// values cannot go through LOAD DATA exactly as through an INSERT (see loadable).
 	loadCols string
-	// shared counts the columns the source and target tables share (tablekey.SharedColumns);
+	// shared counts the columns the source and target tables share (tabledef.SharedColumns);
 	// sourceOnly and targetOnly name the columns after them, on the side that has more: the
 	// copy reads the first not, and the target's defaults fill the second.
 	shared                 int
@@ -81,41 +82,34 @@ func (columnsError) Error() string        { return "the target table's columns d
 func (columnsError) Is(target error) bool { return target == ErrDefinition }
 
 // columnsDiffer is the ErrColumns of table name: differ says which column (see
-// tablekey.SharedColumns).
-func columnsDiffer(srcDB, dstDB, name, differ string, src, dst []tablekey.Column) error {
+// tabledef.SharedColumns).
+func columnsDiffer(srcDB, dstDB, name, differ string, src, dst []tabledef.Column) error {
 	return fmt.Errorf("%w: %s.%s: %s (source %s.%s: %s; target: %s): make the columns the two tables share match the source's, in the same order (either may have more columns after them), then run vplayer again",
-		ErrColumns, dstDB, name, differ, srcDB, name, columnNames(src), columnNames(dst))
-}
-
-func columnNames(cols []tablekey.Column) string {
-	names := make([]string, len(cols))
-	for i, c := range cols {
-		names[i] = c.Name
-	}
-	return strings.Join(names, ", ")
+		ErrColumns, dstDB, name, differ, srcDB, name, strings.Join(tabledef.Names(src), ", "), strings.Join(tabledef.Names(dst), ", "))
 }
 
 // loadTable describes table name as the copy reads it from srcDB on the source (src, a
 // snapshot) and writes it to dstDB on the target (dst). It writes the columns the two tables
 // share that the target does not generate: a target table with more columns after them gets its
-// defaults there, and the source's columns after them are not read. Its key is the source's, among
-// the shared columns. Shared columns that differ are an ErrColumns.
-func loadTable(ctx context.Context, src, dst tablekey.Querier, srcDB, dstDB, name string, mysqlJSON bool) (*table, error) {
-	all, err := tablekey.Columns(ctx, src, srcDB, name)
+// defaults there, and the source's columns after them are not read. Its key is the source's row
+// identity (tabledef's), among the shared columns. Shared columns that differ are an ErrColumns.
+func loadTable(ctx context.Context, src, dst tabledef.Querier, srcDB, dstDB, name string, mysqlJSON bool) (*table, error) {
+	sdef, err := tabledef.Load(ctx, src, srcDB, name)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
-	if len(all) == 0 {
+	if len(sdef.Columns) == 0 {
 		return nil, fmt.Errorf("table %s.%s does not exist on the source", srcDB, name)
 	}
-	tcols, err := tablekey.Columns(ctx, dst, dstDB, name)
+	ddef, err := tabledef.Load(ctx, dst, dstDB, name)
 	if err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}
-	if len(tcols) == 0 {
+	if len(ddef.Columns) == 0 {
 		return nil, fmt.Errorf("table %s.%s does not exist on the target", dstDB, name)
 	}
-	n, differ := tablekey.SharedColumns(all, tcols)
+	all, tcols := sdef.Columns, ddef.Columns
+	n, differ := tabledef.SharedColumns(all, tcols)
 	if differ != "" {
 		return nil, columnsDiffer(srcDB, dstDB, name, differ, all, tcols)
 	}
@@ -134,16 +128,12 @@ func loadTable(ctx context.Context, src, dst tablekey.Querier, srcDB, dstDB, nam
 	}
 	// A key with a column the target lacks would not find the target's rows: the next one, or
 	// none, is the copy's.
-	key, _, err := tablekey.Key(ctx, src, srcDB, name, all[:n])
+	t.key = sdef.KeyColumns(sdef.Identity(n))
+	period, err := addPeriod(ctx, dst, dstDB, t, sdef.Period, ddef.Period)
 	if err != nil {
 		return nil, err
 	}
-	t.key = key
-	period, err := addPeriod(ctx, src, dst, srcDB, dstDB, t)
-	if err != nil {
-		return nil, err
-	}
-	all, key = append(all, period...), t.key
+	all, key := append(all, period...), t.key
 	names := make([]string, len(t.cols))
 	exprs := make([]string, len(t.cols), len(t.cols)+len(key))
 	for i, c := range t.cols {
@@ -161,7 +151,7 @@ func loadTable(ctx context.Context, src, dst tablekey.Querier, srcDB, dstDB, nam
 			t.keyAt[i] = slices.IndexFunc(t.cols, func(c column) bool { return c.name == k.Name && c.keyText(k) })
 			if t.keyAt[i] < 0 {
 				t.keyAt[i] = len(exprs)
-				exprs = append(exprs, k.KeyExpr())
+				exprs = append(exprs, tablekey.Expr(k))
 			}
 		}
 		t.order = strings.Join(order, ", ")
@@ -175,7 +165,7 @@ func loadTable(ctx context.Context, src, dst tablekey.Querier, srcDB, dstDB, nam
 // the server prints them, strings, BLOBs, temporal values and MariaDB's UUID, INET6 and INET4 as
 // their bytes. BIT and ENUM values (written as X'..' and as an index), MySQL's JSON and spatial
 // values take the INSERT.
-func loadable(all []tablekey.Column, cols []column) bool {
+func loadable(all []tabledef.Column, cols []column) bool {
 	types := map[string]string{}
 	for _, c := range all {
 		types[c.Name] = c.Type
@@ -238,7 +228,7 @@ var loadEscapes = [256]byte{'\\': '\\', '\t': 't', '\n': 'n', 0: '0'}
 // the driver prints the integers it parses.
 var intTypes = []string{"tinyint", "smallint", "mediumint", "int", "integer", "bigint"}
 
-func newColumn(c tablekey.Column, mysqlJSON bool) column {
+func newColumn(c tabledef.Column, mysqlJSON bool) column {
 	out := column{name: c.Name, expr: c.Ident(), value: valueBytes}
 	switch c.Type {
 	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year":
@@ -265,9 +255,9 @@ func newColumn(c tablekey.Column, mysqlJSON bool) column {
 }
 
 // keyText reports whether the column's values, as the SELECT reads them, are the text of key
-// column k as tablekey reads it (k.KeyExpr), so that the key need not be read a second time.
-func (c column) keyText(k tablekey.Column) bool {
-	return c.expr == k.KeyExpr() || slices.Contains(intTypes, k.Type) && c.expr == "CAST("+k.Ident()+" AS CHAR)"
+// column k as tablekey reads it (tablekey.Expr), so that the key need not be read a second time.
+func (c column) keyText(k tabledef.Column) bool {
+	return c.expr == tablekey.Expr(k) || slices.Contains(intTypes, k.Type) && c.expr == "CAST("+k.Ident()+" AS CHAR)"
 }
 
 // query is the SELECT of a chunk: the rows above lastpk (nil: from the start) in key order, at

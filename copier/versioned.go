@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vplayer/vplayer/tablekey"
+	"github.com/vplayer/vplayer/tabledef"
 )
 
 // System-versioned tables (MariaDB's WITH SYSTEM VERSIONING, by timestamps) are copied with their
@@ -30,17 +30,10 @@ import (
 
 // addPeriod makes t, a table loadTable describes, copy the history of a table versioned on both
 // sides: t reads every row of the source's table, writes the row start and row end, and is keyed
-// by its key and the row end. It returns the period's columns when they are hidden (Columns does
+// by its key and the row end. sp and dp are the source's and the target's periods (nil: not
+// versioned). It returns the period's columns when they are hidden (tabledef.Table.Columns does
 // not list them), nil otherwise.
-func addPeriod(ctx context.Context, src, dst tablekey.Querier, srcDB, dstDB string, t *table) ([]tablekey.Column, error) {
-	sp, err := tablekey.ReadPeriod(ctx, src, srcDB, t.name)
-	if err != nil {
-		return nil, fmt.Errorf("source: %w", err)
-	}
-	dp, err := tablekey.ReadPeriod(ctx, dst, dstDB, t.name)
-	if err != nil {
-		return nil, fmt.Errorf("target: %w", err)
-	}
+func addPeriod(ctx context.Context, dst tabledef.Querier, dstDB string, t *table, sp, dp *tabledef.Period) ([]tabledef.Column, error) {
 	if sp == nil || dp == nil {
 		return nil, nil
 	}
@@ -53,23 +46,23 @@ func addPeriod(ctx context.Context, src, dst tablekey.Querier, srcDB, dstDB stri
 	}
 	t.versioned = true
 	t.src, t.dstAll = sp.AllRows(t.src), dp.AllRows(t.dst)
-	for _, pair := range [][2]tablekey.Column{{sp.Start, dp.Start}, {sp.End, dp.End}} {
+	for _, pair := range [][2]tabledef.Column{{sp.Start, dp.Start}, {sp.End, dp.End}} {
 		c := newColumn(pair[0], false)
 		c.name = pair[1].Name // read as the source's column, written as the target's
 		t.cols = append(t.cols, c)
 	}
-	if t.key != nil && !slices.ContainsFunc(t.key, func(c tablekey.Column) bool { return c.Name == sp.End.Name }) {
+	if t.key != nil && !slices.ContainsFunc(t.key, func(c tabledef.Column) bool { return c.Name == sp.End.Name }) {
 		t.key = append(t.key, sp.End)
 	}
 	if sp.Hidden {
-		return []tablekey.Column{sp.Start, sp.End}, nil
+		return []tabledef.Column{sp.Start, sp.End}, nil
 	}
 	return nil, nil
 }
 
 // checkInsertHistory checks that the target lets the copy's sessions insert history rows: not
 // with secure_timestamp=YES.
-func checkInsertHistory(ctx context.Context, dst tablekey.Querier, dstDB, table string) error {
+func checkInsertHistory(ctx context.Context, dst tabledef.Querier, dstDB, table string) error {
 	rows, err := dst.QueryContext(ctx, "SELECT @@secure_timestamp")
 	if err != nil {
 		return fmt.Errorf("target: read secure_timestamp: %w", err)

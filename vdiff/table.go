@@ -7,17 +7,18 @@ import (
 	"strings"
 
 	"github.com/vplayer/vplayer/sqlq"
+	"github.com/vplayer/vplayer/tabledef"
 	"github.com/vplayer/vplayer/tablekey"
 )
 
 // Querier runs queries: a *sql.Conn holding a snapshot transaction, or a *sql.DB in tests.
-type Querier = tablekey.Querier
+type Querier = tabledef.Querier
 
 // Key kinds, as TableResult.KeyKind names them.
 const (
-	KeyPrimary = tablekey.KeyPrimary
-	KeyUnique  = tablekey.KeyUnique
-	KeyNone    = tablekey.KeyNone
+	KeyPrimary = "primary key"
+	KeyUnique  = "unique key"
+	KeyNone    = "no key: rows compared as a whole"
 )
 
 // Options shape a table comparison.
@@ -60,7 +61,7 @@ type TableResult struct {
 	// the columns the two tables share differ); the table then counts as different.
 	Problem string
 	// Columns counts the columns compared: those the two tables share, the first of each, as many
-	// as the narrower table has (tablekey.SharedColumns). SourceOnly and TargetOnly name the
+	// as the narrower table has (tabledef.SharedColumns). SourceOnly and TargetOnly name the
 	// columns after them, on the side that has more: replication leaves the source's unwritten and
 	// the target's at their defaults, and the comparison does not read them.
 	Columns                int
@@ -89,12 +90,12 @@ func (r TableResult) Equal() bool {
 type table struct {
 	name      string
 	src, dst  string // qualified, quoted names
-	cols      []tablekey.Column
-	key       []tablekey.Column // nil: no key
-	keyExprs  string            // the key columns as read (see tablekey.Column.KeyExpr)
+	cols      []tabledef.Column
+	key       []tabledef.Column // nil: no key
+	keyExprs  string            // the key columns as read (see tablekey.Expr)
 	order     string            // ORDER BY list
 	digest    string            // one row's digest: 32 hex digits
-	display   []tablekey.Column // for a table without a key: the columns shown for a row
+	display   []tabledef.Column // for a table without a key: the columns shown for a row
 	dispExprs string
 }
 
@@ -109,32 +110,32 @@ type checksum struct{ rows, a, b string }
 // CompareTable compares table name of srcDB on src with the same table of dstDB on dst, both read
 // inside their snapshots. It compares the columns the two tables share: either may have more
 // columns after them, as replication allows (see TableResult.Columns). Rows are identified by the
-// source's primary key, else its first unique key over NOT NULL columns (a key among the shared
-// columns), else by all their shared columns. The source's rows are cut into chunks of
+// source's row identity among the shared columns (tabledef's: the primary key, else the first
+// unique key over NOT NULL columns none of which is generated), else by all their shared columns. The source's rows are cut into chunks of
 // opt.ChunkSize keys; each chunk's row count and digest sum is computed on both servers, and only
 // the rows of chunks that differ are read and matched by key.
 func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name string, opt Options) (TableResult, error) {
 	opt = opt.withDefaults()
 	res := TableResult{Table: name}
-	scols, err := tablekey.Columns(ctx, src, srcDB, name)
+	sdef, err := tabledef.Load(ctx, src, srcDB, name)
 	if err != nil {
 		return res, fmt.Errorf("source: %w", err)
 	}
-	if len(scols) == 0 {
+	if len(sdef.Columns) == 0 {
 		return res, fmt.Errorf("source: table %s.%s does not exist", srcDB, name)
 	}
-	dcols, err := tablekey.Columns(ctx, dst, dstDB, name)
+	ddef, err := tabledef.Load(ctx, dst, dstDB, name)
 	if err != nil {
 		return res, fmt.Errorf("target: %w", err)
 	}
-	if len(dcols) == 0 {
+	if len(ddef.Columns) == 0 {
 		res.Problem = fmt.Sprintf("table %s.%s does not exist on the target", dstDB, name)
 		return res, nil
 	}
-	if scols, dcols, err = withPeriods(ctx, src, dst, srcDB, dstDB, name, scols, dcols); err != nil {
-		return res, err
-	}
-	n, differ := tablekey.SharedColumns(scols, dcols)
+	// A hidden period's columns are compared too: a current row's row start (and row end), as
+	// any column. The comparison reads current rows only (a plain SELECT): not the history.
+	scols, dcols := sdef.AllColumns(), ddef.AllColumns()
+	n, differ := tabledef.SharedColumns(scols, dcols)
 	if differ != "" {
 		res.Problem = fmt.Sprintf("columns differ: source (%s), target (%s): %s", names(scols), names(dcols), differ)
 		return res, nil
@@ -147,12 +148,9 @@ func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name stri
 		res.TargetOnly = append(res.TargetOnly, c.Name)
 	}
 	cols := scols[:n]
-	keyCols, kind, err := tablekey.Key(ctx, src, srcDB, name, cols)
-	if err != nil {
-		return res, fmt.Errorf("source: %w", err)
-	}
-	res.KeyKind = kind
-	t := newTable(srcDB, dstDB, name, cols, keyCols)
+	id := sdef.Identity(n)
+	res.KeyKind = keyKind(id)
+	t := newTable(srcDB, dstDB, name, cols, sdef.KeyColumns(id))
 	var lo []string
 	for {
 		var hi []string
@@ -174,15 +172,9 @@ func CompareTable(ctx context.Context, src, dst Querier, srcDB, dstDB, name stri
 	return res, nil
 }
 
-func names(cols []tablekey.Column) string {
-	out := make([]string, len(cols))
-	for i, c := range cols {
-		out[i] = c.Name
-	}
-	return strings.Join(out, ", ")
-}
+func names(cols []tabledef.Column) string { return strings.Join(tabledef.Names(cols), ", ") }
 
-func newTable(srcDB, dstDB, name string, cols, keyCols []tablekey.Column) *table {
+func newTable(srcDB, dstDB, name string, cols, keyCols []tabledef.Column) *table {
 	t := &table{name: name, src: sqlq.Ident(srcDB) + "." + sqlq.Ident(name), dst: sqlq.Ident(dstDB) + "." + sqlq.Ident(name),
 		cols: cols, key: keyCols}
 	parts := make([]string, len(cols))
@@ -194,7 +186,7 @@ func newTable(srcDB, dstDB, name string, cols, keyCols []tablekey.Column) *table
 		exprs := make([]string, len(keyCols))
 		order := make([]string, len(keyCols))
 		for i, c := range keyCols {
-			exprs[i], order[i] = c.KeyExpr(), c.Ident()
+			exprs[i], order[i] = tablekey.Expr(c), c.Ident()
 		}
 		t.keyExprs, t.order = strings.Join(exprs, ", "), strings.Join(order, ", ")
 		return t
@@ -202,7 +194,7 @@ func newTable(srcDB, dstDB, name string, cols, keyCols []tablekey.Column) *table
 	t.display = cols[:min(len(cols), 4)]
 	exprs := make([]string, len(t.display))
 	for i, c := range t.display {
-		exprs[i] = "COALESCE(LEFT(" + c.KeyExpr() + ", 64), 'NULL')"
+		exprs[i] = "COALESCE(LEFT(" + tablekey.Expr(c) + ", 64), 'NULL')"
 	}
 	t.dispExprs = strings.Join(exprs, ", ")
 	return t
@@ -378,7 +370,7 @@ func (t *table) rows(ctx context.Context, q Querier, from string, c chunk) ([]ro
 				parts[i] = c.Name + "=NULL"
 				continue
 			}
-			parts[i] = c.Name + "=" + c.Display(v)
+			parts[i] = c.Name + "=" + tablekey.Display(c, v)
 		}
 		out = append(out, row{key: strings.Join(vals[1:], "\x00"), digest: vals[0], show: strings.Join(parts, ",")})
 	}
@@ -388,7 +380,7 @@ func (t *table) rows(ctx context.Context, q Querier, from string, c chunk) ([]ro
 // digestExpr is c's contribution to a row's digest: its bytes, as the source and the target
 // both render them, with NULL distinct from every value. Long types are hashed on their own so
 // that a row's digest never outgrows max_allowed_packet.
-func digestExpr(c tablekey.Column) string {
+func digestExpr(c tabledef.Column) string {
 	v := "CAST(" + c.Ident() + " AS BINARY)"
 	switch c.Type {
 	case "float":

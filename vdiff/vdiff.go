@@ -26,7 +26,7 @@ import (
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/snapshot"
 	"github.com/vplayer/vplayer/sqlq"
-	"github.com/vplayer/vplayer/tablekey"
+	"github.com/vplayer/vplayer/tabledef"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -205,7 +205,7 @@ func (d *differ) tables(ctx context.Context, db string, replicated []string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("--tables: %w", err)
 	}
-	out, err := tablekey.BaseTables(ctx, d.cfg.Source, db, func(name string) bool { return wf.Match(db, name) && only.Match(db, name) })
+	out, err := tabledef.BaseTables(ctx, d.cfg.Source, db, func(name string) bool { return wf.Match(db, name) && only.Match(db, name) })
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}

@@ -40,7 +40,7 @@ const copyMarker = ""
 // TableCopy is one table's copy state.
 type TableCopy struct {
 	Table string
-	// LastPK is the key of the last row copied, each column as tablekey.Column.KeyExpr reads it;
+	// LastPK is the key of the last row copied, each column as tablekey.Expr reads it;
 	// nil before the first chunk, and for a table without a usable key until it is done.
 	LastPK []string
 	// CopiedAt is the source position of the snapshot the last chunk was read from.
