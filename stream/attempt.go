@@ -105,7 +105,7 @@ func (s *Stream) checkStart(ctx context.Context, rec workflow.Record, start binl
 	}
 	if !s.stop.IsZero() && start.Contains(s.stop) {
 		msg := "Stopped at position " + rec.Pos
-		if err := s.lease.SetState(ctx, workflow.StateStopped, msg); err != nil {
+		if err := s.own.lease.SetState(ctx, workflow.StateStopped, msg); err != nil {
 			return err
 		}
 		return applier.ErrStopPosition
@@ -123,14 +123,14 @@ func (s *Stream) enter(ctx context.Context, st *attemptSetup) error {
 	st.execMode = execMode
 	rec := st.rec
 	if rec.State != state {
-		if err := s.lease.SetState(ctx, state, rec.Message); err != nil {
+		if err := s.own.lease.SetState(ctx, state, rec.Message); err != nil {
 			return err
 		}
-		s.addStateLog(ctx, state, state+" at "+rec.Pos+", was "+rec.State)
+		s.rep.addStateLog(ctx, state, state+" at "+rec.Pos+", was "+rec.State)
 		s.log.Info("workflow "+strings.ToLower(state), "state", state, "pos", rec.Pos)
 	}
 	s.running = true
-	s.notifyState(state)
+	s.rep.notifyState(state)
 	return nil
 }
 
@@ -220,7 +220,7 @@ func (s *Stream) newReader(onlineDDL string) *binlog.Reader {
 		Logger:          s.log,
 		OnConnect:       s.own.recordSourceSession,
 		OnlineDDLState:  onlineDDL,
-		SaveOnlineDDL:   s.lease.SetOnlineDDL,
+		SaveOnlineDDL:   s.own.lease.SetOnlineDDL,
 	})
 }
 
@@ -239,7 +239,7 @@ func (s *Stream) newApplier(p *pipeline) *applier.Applier {
 	}
 	return applier.New(applier.Config{
 		DB:       s.cfg.Target,
-		Record:   s.lease,
+		Record:   s.own.lease,
 		TargetDB: s.cfg.TargetDB,
 		OnDDL:    s.cfg.OnDDL,
 		ExecMode: p.execMode,
@@ -300,9 +300,9 @@ func (s *Stream) runPipeline(ctx context.Context, p *pipeline) error {
 				// (it asks the record) and reports it then.
 				if fe := (*workflow.FenceError)(nil); !errors.As(err, &fe) && !errors.Is(err, errReconnectNow) {
 					if p.progressed() {
-						s.resetErrorClock()
+						s.rep.resetErrorClock()
 					}
-					s.report(err)
+					s.rep.report(err)
 				}
 			})
 		}
@@ -328,7 +328,7 @@ func (s *Stream) runPipeline(ctx context.Context, p *pipeline) error {
 	if reported != nil {
 		err = reported
 	}
-	s.attemptEnded(reported, p.progressed())
+	s.rep.attemptEnded(reported, p.progressed())
 	if err == nil && ctx.Err() == nil {
 		err = errors.New("stream ended without an error")
 	}

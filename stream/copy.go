@@ -71,7 +71,7 @@ func (s *Stream) newCopyPhase(ctx context.Context, rec workflow.Record, start bi
 func (s *Stream) copierConfig(flavor string) copier.Config {
 	return copier.Config{
 		Source: s.cfg.Source.Pool, Target: s.cfg.Target, SourceDB: s.cfg.Source.DB, TargetDB: s.cfg.TargetDB,
-		Store: s.store, ID: s.id, Lease: s.lease, Flavor: flavor, MySQLSource: s.flavor == "mysql",
+		Store: s.store, ID: s.id, Lease: s.own.lease, Flavor: flavor, MySQLSource: s.flavor == "mysql",
 		ChunkRows: s.cfg.CopyChunkRows, ChunkBytes: s.cfg.CopyChunkBytes, Writers: s.cfg.CopyWriters, Logger: s.log,
 		KeepKeys: s.cfg.OnDDL == applier.OnDDLExec || s.cfg.OnDDL == applier.OnDDLExecIgnore,
 		Hold:     s.waitThrottled,
@@ -91,10 +91,10 @@ func (cp *copyPhase) run(ctx context.Context) error {
 	if err := cp.c.Run(ctx, cp.catchUp); err != nil {
 		return err
 	}
-	if err := cp.s.lease.EndCopy(ctx); err != nil {
+	if err := cp.s.own.lease.EndCopy(ctx); err != nil {
 		return err
 	}
-	cp.s.addStateLog(ctx, workflow.StateRunning, fmt.Sprintf("Running: copy done, %d rows", cp.c.RowsCopied()))
+	cp.s.rep.addStateLog(ctx, workflow.StateRunning, fmt.Sprintf("Running: copy done, %d rows", cp.c.RowsCopied()))
 	cp.s.log.Info("copy phase done; replicating", "rows", cp.c.RowsCopied(), "seconds", time.Since(began).Seconds())
 	return errCopyDone
 }
@@ -103,7 +103,7 @@ func (cp *copyPhase) run(ctx context.Context) error {
 // applier has committed everything up to it and the gate holds there. It also records the copy's
 // progress in the record's message.
 func (cp *copyPhase) catchUp(ctx context.Context, pos binlog.Position) error {
-	cp.s.msg.set(copier.Message(cp.c.State()))
+	cp.s.rep.msg.set(copier.Message(cp.c.State()))
 	cp.req.Set(pos.String(), cp.s.flavor)
 	poll := time.NewTicker(10 * time.Millisecond)
 	defer poll.Stop()

@@ -45,7 +45,7 @@ func (s *Stream) followHold(ctx context.Context, g *gate.Gate, w *holdWatch) {
 	h, held := g.Observe(now)
 	if !w.seen && !held {
 		// A process killed while held left its hold's message: not this process's to keep.
-		if err := s.lease.ClearHoldMessage(ctx); err != nil {
+		if err := s.own.lease.ClearHoldMessage(ctx); err != nil {
 			s.log.Debug("could not clear a hold message left by an earlier process", "error", err)
 		}
 	}
@@ -54,15 +54,15 @@ func (s *Stream) followHold(ctx context.Context, g *gate.Gate, w *holdWatch) {
 	case held && !w.held:
 		msg := h.Message(now)
 		s.log.Info("held on purpose", "kind", h.Kind, "reason", h.Reason)
-		s.addLogCtx(ctx, "Hold", workflow.StateRunning, msg)
-		s.msg.set(msg)
+		s.rep.addLogCtx(ctx, "Hold", workflow.StateRunning, msg)
+		s.rep.msg.set(msg)
 	case held:
-		s.msg.set(h.Message(now))
+		s.rep.msg.set(h.Message(now))
 	case w.held:
 		msg := fmt.Sprintf("hold ended: %s, after %s", w.hold.Reason, now.Sub(w.hold.Since).Truncate(time.Second))
 		s.log.Info("hold ended", "kind", w.hold.Kind, "reason", w.hold.Reason, "held_for", now.Sub(w.hold.Since).Truncate(time.Second).String())
-		s.addLogCtx(ctx, "Hold", workflow.StateRunning, msg)
-		s.msg.set("")
+		s.rep.addLogCtx(ctx, "Hold", workflow.StateRunning, msg)
+		s.rep.msg.set("")
 	}
 	w.held, w.hold = held, h
 }

@@ -57,7 +57,7 @@ func (s *Stream) newOwner() *owner {
 	}
 	return &owner{store: s.store, source: s.cfg.Source.Pool, workflow: s.cfg.Workflow, id: s.id, flavor: s.flavor,
 		name: name, ttl: ttl, waitWhileStopped: s.cfg.WaitWhileStopped, log: s.log,
-		waitUnreachable: s.retryWait, notifyState: s.notifyState}
+		waitUnreachable: s.retryWait, notifyState: s.rep.notifyState}
 }
 
 // holds checks, before an attempt opens its binlog connection, that the lease is still this

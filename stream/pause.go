@@ -39,8 +39,8 @@ func (s *Stream) followPause(ctx context.Context, c workflow.Control, g *gate.Ga
 		s.log.Info("paused for vplayer diff", "pos", pos)
 	}
 	w.paused = paused
-	if paused && c.Pause == workflow.PauseHold && s.lease != nil {
-		if _, err := s.lease.AckPause(ctx); err != nil {
+	if paused && c.Pause == workflow.PauseHold && s.own.lease != nil {
+		if _, err := s.own.lease.AckPause(ctx); err != nil {
 			s.log.Warn("could not acknowledge the vplayer diff pause", "error", err)
 		}
 	}

@@ -17,7 +17,7 @@ func (s *Stream) untilReachable(ctx context.Context, what string, step func() er
 	for {
 		err := step()
 		if err == nil && retried {
-			s.notifyState(workflow.StateInit)
+			s.rep.notifyState(workflow.StateInit)
 		}
 		if !preflight.IsUnreachable(err) || ctx.Err() != nil {
 			return err
@@ -33,12 +33,7 @@ func (s *Stream) untilReachable(ctx context.Context, what string, step func() er
 // error reported (not terminal) with the Retrying state, for metrics and /healthz, then
 // --retry-delay. It returns ctx's error when ctx ends first.
 func (s *Stream) retryWait(ctx context.Context, err error) error {
-	if s.cfg.OnError != nil {
-		s.cfg.OnError(err, false)
-	}
-	s.notifyState(StateRetrying)
-	s.log.Error(fmt.Sprintf("error in stream %s, will retry after %v: %v", s.cfg.Workflow, s.cfg.RetryDelay, err),
-		"error", err.Error(), "retry_after", s.cfg.RetryDelay.String())
+	s.rep.retrying(err)
 	t := time.NewTimer(s.cfg.RetryDelay)
 	defer t.Stop()
 	select {

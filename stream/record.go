@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/workflow"
@@ -56,55 +55,6 @@ func (s *Stream) sourceJSON() string {
 	}.JSON()
 }
 
-// setState and addLog write the record over the pool with a bounded wait: the record
-// row may be locked, and the error path must not hang behind it.
-func (s *Stream) setState(state, msg string) {
-	s.notifyState(state)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := s.lease.SetState(ctx, state, msg); err != nil {
-		s.log.Warn("could not record the workflow state", "state", state, "error", err)
-	}
-}
-
-// Types of vreplication_log rows: a stream error, and a change of the workflow's state.
-const (
-	logTypeError = "Error"
-	logTypeState = "State"
-)
-
-func (s *Stream) addLog(typ, state, msg string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	s.addLogCtx(ctx, typ, state, msg)
-}
-
-// addStateLog adds the State row of a change already recorded in the record. A stop that lands
-// between the two writes must not leave the change out of the history, so the row's write
-// outlives ctx's cancellation, within half a second of its own: a stop still ends within SPEC's
-// 2 s when the target does not answer.
-func (s *Stream) addStateLog(ctx context.Context, state, msg string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateLogTimeout)
-	defer cancel()
-	s.addLogCtx(ctx, logTypeState, state, msg)
-}
-
-const stateLogTimeout = 500 * time.Millisecond
-
-func (s *Stream) addLogCtx(ctx context.Context, typ, state, msg string) {
-	if err := s.lease.AddLog(ctx, typ, state, msg); errors.Is(err, workflow.ErrLostOwnership) {
-		return // fenced: a process that lost the workflow writes nothing in its history
-	} else if err != nil {
-		s.log.Warn("could not add to the workflow log", "error", err)
-	}
-}
-
-func (s *Stream) notifyState(state string) {
-	if s.cfg.OnState != nil {
-		s.cfg.OnState(state)
-	}
-}
-
 // prepare resolves the source flavor, creates or resumes the record and settles the start
 // position.
 func (s *Stream) prepare(ctx context.Context) error {
@@ -153,6 +103,7 @@ func (s *Stream) prepare(ctx context.Context) error {
 	}
 	s.id = rec.ID
 	s.own = s.newOwner()
+	s.rep.own = s.own
 	return nil
 }
 

@@ -92,27 +92,27 @@ func TestRun_stopWhileRetrying(t *testing.T) {
 // progress, keeps the clock.
 func TestTerminal_clockRestartsAfterProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &Stream{cfg: Config{MaxTimeToRetryOnError: time.Minute}}
+		r := &reporter{maxRetry: time.Minute}
 		stalled := &stall.Error{Detector: stall.Heartbeat, Cause: errors.New("recording took longer than 2s")}
-		if s.terminal(stalled) {
+		if r.terminal(stalled) {
 			t.Fatal("the first stall is terminal, want a retry")
 		}
 		time.Sleep(2 * time.Minute)
-		if !s.terminal(stalled) {
+		if !r.terminal(stalled) {
 			t.Fatal("the same stall two minutes on is not terminal with a one-minute limit")
 		}
-		s.resetErrorClock()
-		if s.terminal(stalled) {
+		r.resetErrorClock()
+		if r.terminal(stalled) {
 			t.Error("a stall after progress is terminal at once, want the clock started again")
 		}
 		time.Sleep(2 * time.Minute)
-		s.attemptEnded(stalled, true)
-		s.attemptEnded(nil, false)
-		if !s.terminal(stalled) {
+		r.attemptEnded(stalled, true)
+		r.attemptEnded(nil, false)
+		if !r.terminal(stalled) {
 			t.Fatal("after attempts that ended with their error or without progress, the clock started again")
 		}
-		s.attemptEnded(nil, true)
-		if s.terminal(stalled) {
+		r.attemptEnded(nil, true)
+		if r.terminal(stalled) {
 			t.Error("a stall after an attempt that made progress and ended well is terminal, want the clock started again")
 		}
 	})

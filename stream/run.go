@@ -27,7 +27,6 @@ func (s *Stream) Run(ctx context.Context) error {
 	if err != nil || lease == nil {
 		return err // nil: stopped while waiting as a standby
 	}
-	s.lease = lease
 	s.own.keep()
 	defer s.own.release()
 	if err := s.untilReachable(ctx, "configure workflow", func() error { return s.configure(ctx) }); err != nil {
@@ -37,11 +36,11 @@ func (s *Stream) Run(ctx context.Context) error {
 		return err
 	}
 	mctx, stopMessenger := context.WithCancel(context.WithoutCancel(ctx))
-	s.msg = newMessenger(lease)
+	s.rep.msg = newMessenger(lease)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.msg.run(mctx)
+		s.rep.msg.run(mctx)
 	}()
 	defer func() {
 		stopMessenger()
@@ -69,7 +68,7 @@ func (s *Stream) configure(ctx context.Context) error {
 // writes before a terminal error's state is written.
 func (s *Stream) attempts(ctx context.Context, stopMessenger func()) error {
 	for {
-		s.verdict.Store(0)
+		s.rep.verdict.Store(0)
 		err := s.attempt(ctx)
 		switch {
 		case ctx.Err() != nil:
@@ -110,7 +109,7 @@ func (s *Stream) afterError(ctx context.Context, err error, stopMessenger func()
 	var fe *workflow.FenceError
 	if errors.As(err, &fe) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		lerr := s.lease.Check(cctx)
+		lerr := s.own.lease.Check(cctx)
 		cancel()
 		if lerr != nil {
 			return true, s.own.lost(lerr)
@@ -118,24 +117,24 @@ func (s *Stream) afterError(ctx context.Context, err error, stopMessenger func()
 		// Still ours: the server's error was about replicated data, not the fence.
 		err = fe.Err
 	}
-	if s.verdict.Load() == 0 {
-		s.report(err)
+	if s.rep.verdict.Load() == 0 {
+		s.rep.report(err)
 	}
-	if s.verdict.Load() == verdictLost {
-		if s.lostErr != nil {
-			err = s.lostErr
+	if s.rep.verdict.Load() == verdictLost {
+		if s.rep.lostErr != nil {
+			err = s.rep.lostErr
 		}
 		return true, s.own.lost(err)
 	}
-	if s.verdict.Load() == verdictTerminal {
+	if s.rep.verdict.Load() == verdictTerminal {
 		stopMessenger()
-		s.setState(workflow.StateError, terminalText(err))
+		s.rep.setState(workflow.StateError, terminalText(err))
 		if errors.Is(err, ErrTerminal) {
 			return true, err // its text begins with ErrTerminal's
 		}
 		return true, fmt.Errorf("%w: %w", ErrTerminal, err)
 	}
-	s.notifyState(StateRetrying)
+	s.rep.notifyState(StateRetrying)
 	switch err := s.waitRetry(ctx); {
 	case errors.Is(err, errStopRequested):
 		return s.stoppedOrWait(ctx, stopCommand)
@@ -178,7 +177,7 @@ func (s *Stream) waitIfStopped(ctx context.Context) (done bool, err error) {
 	if rec.State != workflow.StateStopped || rec.Message == "" {
 		return false, nil
 	}
-	s.notifyState(workflow.StateStopped)
+	s.rep.notifyState(workflow.StateStopped)
 	s.log.Info("workflow is stopped", "state", rec.State, "message", rec.Message, "pos", rec.Pos)
 	return s.waitWhileStopped(ctx)
 }
@@ -201,8 +200,8 @@ func (s *Stream) waitWhileStopped(ctx context.Context) (done bool, err error) {
 		case <-ctx.Done():
 			s.log.Info("exiting while the workflow is stopped", "reason", "signal")
 			return true, nil
-		case <-s.lease.Lost():
-			return true, s.own.lost(s.lease.Err())
+		case <-s.own.lease.Lost():
+			return true, s.own.lost(s.own.lease.Err())
 		case <-t.C:
 		}
 		qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
@@ -261,12 +260,12 @@ const (
 func (s *Stream) stopped(cause stopCause) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	s.notifyState(workflow.StateStopped)
+	s.rep.notifyState(workflow.StateStopped)
 	reason, msg := "vplayer stop", "Stopped by vplayer stop"
 	switch cause {
 	case stopSignal:
 		reason, msg = "signal", "Stopped by a signal"
-		if err := s.lease.SetState(ctx, workflow.StateStopped, ""); err != nil {
+		if err := s.own.lease.SetState(ctx, workflow.StateStopped, ""); err != nil {
 			s.log.Warn("could not record the workflow state", "state", workflow.StateStopped, "error", err)
 		}
 	case stopReached:
@@ -275,7 +274,7 @@ func (s *Stream) stopped(cause stopCause) error {
 			reason, msg = rec.Message, rec.Message
 		}
 	}
-	s.addLogCtx(ctx, logTypeState, workflow.StateStopped, msg)
+	s.rep.addLogCtx(ctx, logTypeState, workflow.StateStopped, msg)
 	s.log.Info("workflow stopped", "state", workflow.StateStopped, "reason", reason)
 	return nil
 }

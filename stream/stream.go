@@ -3,7 +3,6 @@ package stream
 import (
 	"errors"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,10 +60,9 @@ type Stream struct {
 	filter *binlog.Filter
 	stop   binlog.Position
 	id     int64
-	msg    *messenger
-	own    *owner          // made by prepare
-	lease  *workflow.Lease // the owner's, once acquired: the stream's record writes are fenced by it
-	pause  *gate.Request   // the vplayer diff pause in force, across attempts
+	rep    *reporter
+	own    *owner        // made by prepare; its lease, once acquired, fences the record's writes
+	pause  *gate.Request // the vplayer diff pause in force, across attempts
 	// manual is the manual throttle (vplayer throttle) as the record last said, across attempts;
 	// throttler is the live attempt's.
 	manual    atomic.Pointer[throttle.Manual]
@@ -74,19 +72,9 @@ type Stream struct {
 	// is logged by the next.
 	holdWatch holdWatch
 
-	// verdict is the current attempt's reported error's fate: 0 not reported yet, verdictRetry
-	// or verdictTerminal. It is decided once, in report, so the log line, OnError and the retry
-	// loop never disagree when --max-time-to-retry-on-error runs out between two looks.
-	verdict atomic.Int32
-
 	// Owned by Run's goroutine and the attempt's applier (which runs only while Run waits).
 	running    bool   // this process set the workflow Running: a Stopped record is a stop request
 	refusedDDL string // position of the last DDL the target refused in this process
-	lostErr    error  // the loss found when a terminal error was about to be reported
-
-	errMu    sync.Mutex
-	errKey   string    // kind of the last error, for --max-time-to-retry-on-error
-	errSince time.Time // when that kind of error was first seen
 }
 
 // New returns a stream for cfg; nothing is connected until Run.
@@ -107,5 +95,5 @@ func New(cfg Config) (*Stream, error) {
 	if cfg.TargetDB == "" {
 		cfg.TargetDB = cfg.Source.DB
 	}
-	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f, pause: gate.NewRequest()}, nil
+	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f, rep: newReporter(cfg), pause: gate.NewRequest()}, nil
 }

@@ -183,11 +183,10 @@ func TestAddStateLog_afterCancel(t *testing.T) {
 	if err != nil || lease == nil {
 		t.Fatalf("acquire = %v, %v", lease, err)
 	}
-	s.lease = lease
 	defer lease.Release()
 	stopped, cancel := context.WithCancel(ctx)
 	cancel()
-	s.addStateLog(stopped, workflow.StateRunning, "Running at the test's position, was Init")
+	s.rep.addStateLog(stopped, workflow.StateRunning, "Running at the test's position, was Init")
 	var n int
 	if err := store.DB().QueryRow("SELECT COUNT(*) FROM "+cfg.Sidecar+".vreplication_log WHERE vrepl_id = ? AND type = 'State' AND message = ?",
 		s.id, "Running at the test's position, was Init").Scan(&n); err != nil {
