@@ -34,7 +34,7 @@ type owner struct {
 	ttl              time.Duration
 	waitWhileStopped bool // --wait-while-stopped: a stopped workflow is taken over, not ended
 	log              *slog.Logger
-	// waitUnreachable waits out an unreachable target while acquiring (Stream.retryWait);
+	// waitUnreachable waits out an unreachable target while acquiring (retrier.wait);
 	// notifyState tells the stream's state (Config.OnState). Neither blocks past ctx.
 	waitUnreachable func(context.Context, error) error
 	notifyState     func(string)
@@ -57,7 +57,7 @@ func (s *Stream) newOwner() *owner {
 	}
 	return &owner{store: s.store, source: s.cfg.Source.Pool, workflow: s.cfg.Workflow, id: s.id, flavor: s.flavor,
 		name: name, ttl: ttl, waitWhileStopped: s.cfg.WaitWhileStopped, log: s.log,
-		waitUnreachable: s.retryWait, notifyState: s.rep.notifyState}
+		waitUnreachable: s.retry.wait, notifyState: s.rep.notifyState}
 }
 
 // holds checks, before an attempt opens its binlog connection, that the lease is still this

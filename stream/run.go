@@ -17,7 +17,7 @@ import (
 func (s *Stream) Run(ctx context.Context) error {
 	// A server that cannot be reached before the stream owns the workflow is waited for, as
 	// after any stream error: only a terminal error or a stop ends the process.
-	if err := s.untilReachable(ctx, "start workflow", func() error { return s.prepare(ctx) }); err != nil {
+	if err := s.retry.untilReachable(ctx, "start workflow", func() error { return s.prepare(ctx) }); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -29,7 +29,7 @@ func (s *Stream) Run(ctx context.Context) error {
 	}
 	s.own.keep()
 	defer s.own.release()
-	if err := s.untilReachable(ctx, "configure workflow", func() error { return s.configure(ctx) }); err != nil {
+	if err := s.retry.untilReachable(ctx, "configure workflow", func() error { return s.configure(ctx) }); err != nil {
 		if ctx.Err() != nil {
 			return s.stopped(stopSignal) // owned already: record the stop (SPEC 8)
 		}
@@ -168,7 +168,7 @@ func (s *Stream) waitIfStopped(ctx context.Context) (done bool, err error) {
 		rec, err = s.store.Get(cctx, s.cfg.Workflow)
 		return err
 	}
-	if err := s.untilReachable(ctx, "read workflow", read); err != nil {
+	if err := s.retry.untilReachable(ctx, "read workflow", read); err != nil {
 		if ctx.Err() != nil {
 			return true, nil
 		}

@@ -61,6 +61,7 @@ type Stream struct {
 	stop   binlog.Position
 	id     int64
 	rep    *reporter
+	retry  retrier
 	own    *owner        // made by prepare; its lease, once acquired, fences the record's writes
 	pause  *gate.Request // the vplayer diff pause in force, across attempts
 	// manual is the manual throttle (vplayer throttle) as the record last said, across attempts;
@@ -95,5 +96,7 @@ func New(cfg Config) (*Stream, error) {
 	if cfg.TargetDB == "" {
 		cfg.TargetDB = cfg.Source.DB
 	}
-	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f, rep: newReporter(cfg), pause: gate.NewRequest()}, nil
+	rep := newReporter(cfg)
+	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f,
+		rep: rep, retry: retrier{rep: rep, delay: cfg.RetryDelay}, pause: gate.NewRequest()}, nil
 }
