@@ -188,11 +188,14 @@ type Applier struct {
 	lastFetch     atomic.Int64 // unix nanos of the last fetch that brought events; 0 before any
 	pendingAt     atomic.Int64 // unix nanos of the fetch that brought the oldest pending transaction, or an earlier one
 	inline        tracker      // the round trip in flight on the main or an XA session
-	par           parallel     // the workers, when Config.Workers > 1
+	pool          pool         // the workers, when Config.Workers > 1
 
 	// Owned by Run.
-	plan      *planner
-	main      *session
+	plan  *planner
+	sched *scheduler
+	main  *session
+	// loopCtx is the dispatcher loop's context, under which Settle dispatches a held batch.
+	loopCtx   context.Context
 	b         batch  // the executor's own statements (a record write sent alone)
 	txOpen    bool   // a target transaction is open (or its BEGIN planned)
 	committed string // the position the open target transaction started from
@@ -254,12 +257,11 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 		maxBatch = min(maxBatch, parallelMaxBatch)
 	}
 	cfg := planConfig{targetDB: a.cfg.TargetDB, onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, fkOff: a.cfg.ForeignKeyChecksOff,
-		maxBatch: maxBatch, stopAt: a.cfg.StopAt, writesets: par, parallel: par}
-	if par {
-		cfg.late = a.lateKeys
-	}
+		maxBatch: maxBatch, stopAt: a.cfg.StopAt, writesets: par, parallel: par, split: par}
 	a.plan = newPlanner(cfg, pos)
-	a.par.reset(a.cfg.Workers)
+	a.sched = newScheduler(a.cfg.Workers, pos)
+	a.pool.list.Store(nil)
+	a.pool.free = nil
 	if err := a.connect(ctx); err != nil {
 		return err
 	}
@@ -277,17 +279,18 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 
 // loop fetches and applies until ctx ends or an error occurs.
 func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
+	a.loopCtx = ctx
 	for {
-		// In hot mode (see parallel.hot) a fetch waits until the jobs in flight committed, as
+		// In hot mode (see scheduler.hot) a fetch waits until the jobs in flight committed, as
 		// one session's would: the relay log fills meanwhile, so that the fetch, which goes
 		// whole, is as large as one session's, not a sliver of what arrived during the commit.
-		if a.par.hot > 0 {
+		if a.sched.drainsBeforeFetch() {
 			if err := a.drain(ctx); err != nil {
 				return err
 			}
 		}
 		fctx, cancel := context.WithTimeout(ctx, a.cfg.IdleWait)
-		wctx, woken := a.par.wakeWhenCommitted(fctx)
+		wctx, woken := a.sched.wakeWhenCommitted(fctx)
 		items, ferr := relay.Fetch(wctx)
 		woken()
 		cancel()
@@ -297,7 +300,7 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 		if fetchFailed(ferr, wctx) {
 			return fmt.Errorf("fetch from relay log: %w", ferr)
 		}
-		if len(items) == 0 && a.par.held {
+		if len(items) == 0 && a.sched.held {
 			if err := a.endFetch(ctx); err != nil {
 				return err
 			}
@@ -307,7 +310,7 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 			// Taking events is progress, unless workers still hold batches: then only their
 			// round trips and commits are (a blocked oldest batch must not hide behind the
 			// heartbeats the dispatcher keeps taking).
-			if !a.par.busy() {
+			if !a.sched.busy() {
 				a.progressed()
 			}
 			if err := a.apply(ctx, items); err != nil {
@@ -325,10 +328,7 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 
 // apply applies one fetch: each event planned, then its steps run, in order.
 func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
-	a.par.grow = false
-	if a.par.hot > 0 {
-		a.par.hot--
-	}
+	a.sched.fetchStarting()
 	for _, e := range items {
 		var t *table
 		if e.Type == event.Rows && a.plan.TakesRows() {
@@ -337,6 +337,7 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 				return err
 			}
 		}
+		a.plan.InFlight(a.sched.inFlightSets())
 		steps, err := a.plan.Event(e, t)
 		if rerr := a.run(ctx, steps); rerr != nil {
 			return rerr
@@ -353,20 +354,16 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 		if a.stopped {
 			return nil
 		}
-		if e.Type == event.Commit && a.par.on() {
+		if e.Type == event.Commit {
 			if err := a.maybeCut(ctx); err != nil {
 				return err
 			}
 		}
 		switch e.Type {
 		case event.Begin:
-			if a.par.on() {
-				a.begun(e.Timestamp)
-			} else if a.oldestPending.Load() == 0 {
-				a.oldestPending.Store(e.Timestamp)
-			}
+			a.begun(e.Timestamp)
 		case event.Heartbeat:
-			if !a.plan.inTxn && a.cfg.Heartbeat != nil {
+			if !a.plan.State().InTxn && a.cfg.Heartbeat != nil {
 				a.cfg.Heartbeat.Received()
 			}
 		case event.DDL:
@@ -375,34 +372,15 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 			a.tables.reset()
 		}
 	}
-	if a.holdOpen() {
-		if !a.par.held {
-			a.par.held, a.par.heldSince = true, a.cfg.Now()
-		}
+	if a.sched.holdOpen(a.openBatch(), a.cfg.Now(), a.cfg.IdleWait) {
 		return nil
 	}
 	return a.endFetch(ctx)
 }
 
-// run runs the steps the planner planned, in order: on the main session, or, with several
-// workers, each batch that commits on its own dispatched to one (see dispatchStep).
-func (a *Applier) run(ctx context.Context, steps []step) error {
-	if a.par.on() {
-		return a.runDispatched(ctx, steps)
-	}
-	for i := range steps {
-		if err := a.runStep(ctx, &steps[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
+// runStep runs step s on the main session, or an XA transaction's.
 func (a *Applier) runStep(ctx context.Context, s *step) error {
 	switch s.kind {
-	case stepBegin:
-		a.txOpen = true
-		a.txnSince.Store(a.cfg.Now().UnixNano())
 	case stepSend:
 		return a.flush(ctx, a.session(s.xid), s.stmts)
 	case stepCommit:
@@ -432,14 +410,14 @@ func (a *Applier) runStep(ctx context.Context, s *step) error {
 // idle does the work due when the relay log is quiet: save the position of skipped
 // transactions at most once a second, record a heartbeat when one is due.
 func (a *Applier) idle(ctx context.Context) error {
-	if a.plan.txOpen {
+	if a.plan.State().TxOpen {
 		return nil
 	}
-	if !a.par.busy() {
+	if !a.sched.busy() {
 		a.progressSince.Store(0)
 	}
 	now := a.cfg.Now()
-	if a.plan.skipPos != "" && now.Sub(a.lastSave) >= skipSaveInterval {
+	if a.plan.State().SkipPending && now.Sub(a.lastSave) >= skipSaveInterval {
 		steps, err := a.plan.SaveSkipped()
 		if err != nil {
 			return err

@@ -133,11 +133,10 @@ func (e *PacketError) Error() string {
 // roundUpMiB rounds n bytes up to a whole number of MiB, in bytes.
 func roundUpMiB(n int) int { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
 
-// commit runs a commit step: its checked statements, then its statements (and its late ones)
-// with the position and COMMIT.
+// commit runs a commit step on the main session, or an XA transaction's: its checked
+// statements, then its statements (and its late ones) with the position and COMMIT.
 func (a *Applier) commit(ctx context.Context, s *step) error {
 	conn := a.session(s.xid)
-	now := a.cfg.Now()
 	if s.check != nil {
 		if err := a.flush(ctx, conn, s.check); err != nil {
 			return err
@@ -145,7 +144,7 @@ func (a *Applier) commit(ctx context.Context, s *step) error {
 	}
 	body := s.stmts
 	if s.late != nil {
-		// Planned to run after jobs then in flight (see planConfig.late), which the
+		// Planned to run after jobs then in flight (see planConfig.split), which the
 		// dispatcher drained before running it here.
 		if err := a.flush(ctx, conn, s.stmts); err != nil {
 			return err
@@ -158,25 +157,68 @@ func (a *Applier) commit(ctx context.Context, s *step) error {
 			body = s.stmts // emptied by its flush
 		}
 	}
-	body.add("", a.positionSQL(s.end, now))
+	err := a.commitTx(ctx, conn, nil, body, &a.b, s.end)
+	body.reset()
+	if err != nil {
+		return err
+	}
+	a.txOpen = false
+	a.lastSave = a.cfg.Now()
+	a.txnSince.Store(0)
+	return nil
+}
+
+// commitTx commits a batch on s: body, then the position of its end (fenced by the lease), the
+// BeforeCommit hook and COMMIT. It is the one place that writes a batch's position and COMMIT, on
+// the main session (j nil, end in the planner's step) and on the workers (j the job) alike, and
+// the one place that checks the source order: the COMMIT goes only when every batch before this
+// one committed (scheduler.inTurn), so that the record's pos is always the end of a prefix of
+// the source's history. When the batch's turn has come already and no hook runs, all of it goes
+// in one round trip; otherwise body goes first, its rows holding their locks, and the rest once
+// the job before it committed. body is left as it was, for a job that may run again; tail is
+// scratch space.
+func (a *Applier) commitTx(ctx context.Context, s *session, j *job, body, tail *batch, end saved) error {
+	if a.sched.inTurn(j) && a.cfg.BeforeCommit == nil {
+		if j != nil {
+			j.state.Store(jobCommitting)
+		}
+		n := body.n
+		body.add("", a.positionSQL(end, a.cfg.Now()))
+		body.add("", "COMMIT")
+		err := a.sendAll(ctx, s, body)
+		body.truncate(n)
+		if err != nil {
+			return err
+		}
+		return a.committedAt(s, j, end)
+	}
+	if err := a.sendAll(ctx, s, body); err != nil {
+		return err
+	}
+	if j != nil {
+		if err := a.holdFor(ctx, j, j.prev); err != nil {
+			return err
+		}
+		j.state.Store(jobCommitting)
+	}
+	if !a.sched.inTurn(j) {
+		return errOutOfOrder
+	}
+	tail.reset()
+	tail.add("", a.positionSQL(end, a.cfg.Now()))
 	if a.cfg.BeforeCommit != nil {
-		if err := a.flush(ctx, conn, body); err != nil {
+		if err := a.flush(ctx, s, tail); err != nil {
 			return err
 		}
 		if err := a.cfg.BeforeCommit(); err != nil {
 			return fmt.Errorf("before commit: %w", err)
 		}
 	}
-	body.add("", "COMMIT")
-	if err := a.flush(ctx, conn, body); err != nil {
+	tail.add("", "COMMIT")
+	if err := a.flush(ctx, s, tail); err != nil {
 		return err
 	}
-	a.txOpen = false
-	a.lastSave = now
-	a.txnSince.Store(0)
-	a.countCommitted(conn)
-	a.committedBatch(s.end)
-	return nil
+	return a.committedAt(s, j, end)
 }
 
 // checksFirst reports whether b's statements must come back before the COMMIT is sent: in
@@ -186,9 +228,40 @@ func (a *Applier) checksFirst(b *batch) bool {
 	return a.cfg.ExecMode == ExecModeStrict && len(b.checks) > 0
 }
 
-// committedBatch does the bookkeeping of a committed target transaction that saved s.
+// committedAt does the bookkeeping of the target transaction that has just committed on s and
+// saved end: j's, when a worker ran it (nil for the main session's), in source order.
+func (a *Applier) committedAt(s *session, j *job, end saved) error {
+	a.countCommitted(s)
+	if j == nil {
+		a.committedBatch(end)
+		return nil
+	}
+	oldest, err := a.sched.committed(j)
+	if err != nil {
+		return err
+	}
+	a.committed = end.pos
+	a.countSaved(end)
+	a.oldestPending.Store(oldest)
+	// Later jobs keep j for its done channel only: drop what j holds, or every job ever
+	// dispatched would stay reachable through the chain of prev pointers.
+	j.prev, j.dep, j.ws, j.check, j.stmts, j.late = nil, nil, nil, nil, nil, nil
+	close(j.done)
+	return nil
+}
+
+// committedBatch does the bookkeeping of a target transaction committed on the main session, or
+// an XA transaction's, that saved s.
 func (a *Applier) committedBatch(s saved) {
 	a.committed = s.pos
+	a.countSaved(s)
+	if !s.inTxn {
+		a.oldestPending.Store(0)
+	}
+}
+
+// countSaved counts a commit that saved s.
+func (a *Applier) countSaved(s saved) {
 	a.stats.Saves.Add(1)
 	if s.commits > 0 {
 		a.stats.Commits.Add(1)
@@ -198,9 +271,6 @@ func (a *Applier) committedBatch(s saved) {
 	}
 	a.stats.Rows.Add(int64(s.rows))
 	a.progressed() // the fetch may still hold work: idle clears the clock once it holds none
-	if !s.inTxn {
-		a.oldestPending.Store(0)
-	}
 }
 
 // positionSQL is the statement that records s's position, fenced by the lease.

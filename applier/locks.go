@@ -71,52 +71,49 @@ func (a *Applier) watchLocks(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		head, later := a.headAndLater()
-		if head == nil || len(later) == 0 {
-			continue
-		}
-		hw := head.worker.Load()
-		if hw == nil {
-			continue
-		}
-		since := hw.s.tr.since.Load()
-		if since == 0 || a.cfg.Now().Sub(time.Unix(0, since)) < lockCheckAfter {
-			continue
-		}
-		blockers, err := a.blockers(ctx, query, hw.s.id)
-		if err != nil && query == lockWaitsIS && unknownTable(err) {
-			query = lockWaitsPS
-			blockers, err = a.blockers(ctx, query, hw.s.id)
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		for _, j := range later {
-			w := j.worker.Load()
-			if w == nil {
-				continue
-			}
-			// Without the server's answer, every later job may be what the oldest waits for.
-			if err == nil && !blockers[w.s.id] {
-				continue
-			}
-			a.abortJob(j, w)
-		}
-		if err != nil {
-			a.cfg.Logger.Debug("could not read the target's lock waits; rolled back every later batch", "error", err)
-		}
+		query = a.checkLocks(ctx, query)
 	}
 }
 
-// headAndLater returns the oldest job in flight and the ones after it.
-func (a *Applier) headAndLater() (*job, []*job) {
-	p := &a.par
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.inflight) == 0 {
-		return nil, nil
+// checkLocks looks once at what the oldest job waits for, when its round trip has been in flight
+// for lockCheckAfter, and rolls back the later jobs that hold it. query is the lock waits' query
+// the target answered last; it returns the one to use next time.
+func (a *Applier) checkLocks(ctx context.Context, query string) string {
+	head, later := a.sched.headAndLater()
+	if head == nil || len(later) == 0 {
+		return query
 	}
-	return p.inflight[0], append([]*job(nil), p.inflight[1:]...)
+	hw := head.worker.Load()
+	if hw == nil {
+		return query
+	}
+	since := hw.s.tr.since.Load()
+	if since == 0 || a.cfg.Now().Sub(time.Unix(0, since)) < lockCheckAfter {
+		return query
+	}
+	blockers, err := a.blockers(ctx, query, hw.s.id)
+	if err != nil && query == lockWaitsIS && unknownTable(err) {
+		query = lockWaitsPS
+		blockers, err = a.blockers(ctx, query, hw.s.id)
+	}
+	if ctx.Err() != nil {
+		return query
+	}
+	for _, j := range later {
+		w := j.worker.Load()
+		if w == nil {
+			continue
+		}
+		// Without the server's answer, every later job may be what the oldest waits for.
+		if err == nil && !blockers[w.s.id] {
+			continue
+		}
+		a.abortJob(j, w)
+	}
+	if err != nil {
+		a.cfg.Logger.Debug("could not read the target's lock waits; rolled back every later batch", "error", err)
+	}
+	return query
 }
 
 // blockers returns the connection ids of the transactions that hold a lock session id waits for.

@@ -1,31 +1,11 @@
 package applier
 
-// The dispatcher's view of the jobs in flight: which one a batch overlaps, and which of a
-// batch's keys they touch (see parallel.go).
+// The scheduler's view of the jobs in flight: which one a batch overlaps, and which of a batch's
+// keys they touch (see parallel.go).
 
-// inFlightSets returns the writesets of the jobs in flight (nil for a job that has none: it
-// overlaps everything). A job's writeset is not written once dispatched, and is dropped only
-// after the job left the list: the slice may be read without the lock.
-func (a *Applier) inFlightSets() []*writeset {
-	p := &a.par
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	sets := make([]*writeset, 0, len(p.inflight))
-	for _, j := range p.inflight {
-		sets = append(sets, j.ws)
-	}
-	return sets
-}
-
-// lateKeys tells the planner which keys of the batch it commits the jobs in flight may touch
-// (planConfig.late); nil when none is in flight. The jobs' writesets are taken once: jobs only
-// leave the list meanwhile, and a key called late because of a job that committed since only
-// waits for a job already done.
-func (a *Applier) lateKeys() func(*table, string) bool {
-	sets := a.inFlightSets()
-	if len(sets) == 0 {
-		return nil
-	}
+// lateKeys returns which keys of a folded batch the batches in flight, of writesets sets, may
+// touch (see planConfig.split).
+func lateKeys(sets []*writeset) func(*table, string) bool {
 	return func(t *table, key string) bool {
 		// A folded table's one unique key is its primary key, which the fold's keys are
 		// literals of; one compared under a collation is recorded whole by every writeset.
@@ -48,9 +28,9 @@ func touchesAny(sets []*writeset, k wkey) bool {
 }
 
 // lightOverlap reports whether few of ws's keys (a quarter at most) overlap jobs in flight: a
-// batch split at its commit then runs mostly beside them (see planConfig.late).
-func (a *Applier) lightOverlap(ws *writeset) bool {
-	sets := a.inFlightSets()
+// batch split at its commit then runs mostly beside them (see planConfig.split).
+func (s *scheduler) lightOverlap(ws *writeset) bool {
+	sets := s.inFlightSets()
 	n := 0
 	for _, k := range ws.keys {
 		if k.wholeTable() || k.wholeIndex() {
@@ -64,12 +44,11 @@ func (a *Applier) lightOverlap(ws *writeset) bool {
 }
 
 // overlapping returns the latest job in flight whose writeset overlaps ws, or nil.
-func (a *Applier) overlapping(ws *writeset) *job {
-	p := &a.par
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i := len(p.inflight) - 1; i >= 0; i-- {
-		if j := p.inflight[i]; j.ws == nil || ws == nil || j.ws.overlapsIndexed(ws) {
+func (s *scheduler) overlapping(ws *writeset) *job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.inflight) - 1; i >= 0; i-- {
+		if j := s.inflight[i]; j.ws == nil || ws == nil || j.ws.overlapsIndexed(ws) {
 			return j
 		}
 	}
@@ -79,7 +58,7 @@ func (a *Applier) overlapping(ws *writeset) *job {
 // stillHot reports whether ws, a batch planned with no job in flight, overlaps last, the batch
 // that ran before it on the main session (nil: none since the last job), on more than a quarter
 // of its keys, as lightOverlap counts them: the rows are still hot, and cut, the batch would only
-// become a job that the rest of its fetch waits for (see parallel.hot).
+// become a job that the rest of its fetch waits for (see scheduler.hot).
 func stillHot(last, ws *writeset) bool {
 	if last == nil || last.barrier || ws.barrier {
 		return false // a transaction too large to hold, DDL or XA says nothing about hot rows

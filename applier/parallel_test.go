@@ -96,7 +96,7 @@ func TestWork_longestStatementAndWorker(t *testing.T) {
 	for _, w := range ws {
 		w.s = &session{tr: &tracker{}, w: w}
 	}
-	a.par.list.Store(&ws)
+	a.pool.list.Store(&ws)
 	a.inline.start("UPDATE `db`.`main`", t0.Add(3*time.Second))
 	ws[0].s.tr.start("INSERT `db`.`a`", t0.Add(2*time.Second))
 	ws[1].s.tr.start("UPDATE `db`.`b`", t0.Add(time.Second))
@@ -126,7 +126,7 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	f := newDispatcherFixture(t, ctx)
-	a, p, hot, main, taken, commit, txn := f.a, &f.a.par, f.hot, f.main, f.taken, f.commit, f.txn
+	a, p, hot, main, taken, commit, txn := f.a, f.a.sched, f.hot, f.main, f.taken, f.commit, f.txn
 
 	// A job in flight on a fourth worker holds the ten hot rows.
 	dep := f.inFlight(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
@@ -212,7 +212,7 @@ func TestMaybeCut_stillHotStaysOnTheMainSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	f := newDispatcherFixture(t, ctx)
-	a, p := f.a, &f.a.par
+	a, p := f.a, f.a.sched
 	fetch := func() (jobs []int, inline int) {
 		var items []*event.Event
 		for n := range 100 {
@@ -272,14 +272,13 @@ func newDispatcherFixture(t *testing.T, ctx context.Context) *dispatcherFixture 
 	a.main = &session{conn: conn, tr: &tracker{}}
 	a.plan = newPlanner(planConfig{onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, maxBatch: parallelMaxBatch,
 		writesets: true, parallel: true}, "MariaDB/0-1-0")
-	p := &a.par
-	p.reset(4)
-	p.loopCtx = ctx // as runParallel sets it: Settle dispatches a held batch under it
-	p.free = make(chan *worker, 4)
+	a.sched = newScheduler(4, "MariaDB/0-1-0")
+	a.loopCtx = ctx // as loop sets it: Settle dispatches a held batch under it
+	a.pool.free = make(chan *worker, 4)
 	for i := range 3 {
 		w := &worker{n: i + 1, jobs: make(chan *job, 1)}
 		f.ws = append(f.ws, w)
-		p.free <- w
+		a.pool.free <- w
 	}
 	f.a = a
 	return f
@@ -295,7 +294,7 @@ func (f *dispatcherFixture) taken() []*job {
 		select {
 		case j := <-w.jobs:
 			out = append(out, j)
-			f.a.par.free <- w
+			f.a.pool.free <- w
 		default:
 		}
 	}
@@ -304,12 +303,20 @@ func (f *dispatcherFixture) taken() []*job {
 
 // commit does to the dispatcher's view what a worker's commit of j does.
 func (f *dispatcherFixture) commit(j *job) {
-	p := &f.a.par
-	p.mu.Lock()
-	p.inflight = slices.DeleteFunc(p.inflight, func(x *job) bool { return x == j })
-	p.mu.Unlock()
-	p.committed.Add(1)
+	s := f.a.sched
+	s.mu.Lock()
+	s.inflight = slices.DeleteFunc(s.inflight, func(x *job) bool { return x == j })
+	s.setsChanged()
+	s.mu.Unlock()
 	close(j.done)
+}
+
+// workerCommitted does what a worker does once the oldest job in flight, j, committed.
+func (f *dispatcherFixture) workerCommitted(t *testing.T, j *job) {
+	t.Helper()
+	if err := f.a.committedAt(&session{}, j, j.end); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // txn returns the events of the next source transaction: one update of row id.
@@ -345,10 +352,11 @@ func (f *dispatcherFixture) inFlight(ids ...int32) *job {
 		held.addRows(f.hot, []event.Row{ins(id, int32(0))})
 	}
 	j := &job{ws: &held, stmts: &batch{}, done: make(chan struct{})}
-	p := &f.a.par
-	p.mu.Lock()
-	p.inflight = append(p.inflight, j)
-	p.mu.Unlock()
+	s := f.a.sched
+	s.mu.Lock()
+	s.inflight = append(s.inflight, j)
+	s.setsChanged()
+	s.mu.Unlock()
 	return j
 }
 
@@ -362,7 +370,7 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	f := newDispatcherFixture(t, ctx)
-	a, p := f.a, &f.a.par
+	a, p := f.a, f.a.sched
 
 	// A live source: a fetch per transaction, while a job of other rows commits.
 	dep := f.inFlight(1000, 1001)
@@ -378,7 +386,7 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 	if wctx.Err() != nil {
 		t.Fatalf("the fetch's context ended while the job was in flight: %v", context.Cause(wctx))
 	}
-	a.committedJob(dep)
+	f.workerCommitted(t, dep)
 	if !errors.Is(context.Cause(wctx), errWoken) {
 		t.Fatalf("the job in flight committed and the fetch's context says %v, want %v", context.Cause(wctx), errWoken)
 	}
@@ -498,7 +506,7 @@ func TestLoop_heldBatchGoesWhenTheJobsCommit(t *testing.T) {
 				relay.fetches <- f.txn(id + 1)
 			}
 			<-relay.entered // the third fetch was planned, and its batch held
-			a.committedJob(dep)
+			f.workerCommitted(t, dep)
 			if failOnWake {
 				if err := <-ended; !errors.Is(err, errSettle) {
 					t.Fatalf("a woken fetch failed with %v and the loop ended with %v, want that error", errSettle, err)
@@ -523,7 +531,7 @@ func TestSettle_heldBatchUnderAWokenFetch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	f := newDispatcherFixture(t, ctx)
-	a, p := f.a, &f.a.par
+	a, p := f.a, f.a.sched
 	dep := f.inFlight(1000)
 	for id := range int32(2) {
 		if err := a.apply(ctx, f.txn(id+1)); err != nil {
@@ -538,13 +546,13 @@ func TestSettle_heldBatchUnderAWokenFetch(t *testing.T) {
 	settled := make(chan error, 1)
 	go func() { settled <- a.Settle(wctx) }()
 	j := f.heldJob(t, ctx, 2, "Settle ran")
-	a.committedJob(dep)
+	f.workerCommitted(t, dep)
 	select {
 	case err := <-settled:
 		t.Fatalf("Settle returned %v with the held batch's job still in flight", err)
 	default:
 	}
-	a.committedJob(j)
+	f.workerCommitted(t, j)
 	if cause := context.Cause(wctx); cause != nil {
 		t.Fatalf("the jobs committed and woke the fetch's context (%v), under which Settle drains, for a batch no longer held", cause)
 	}
@@ -568,7 +576,7 @@ func TestSettle_plannerErrorOfTheHeldBatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	f := newDispatcherFixture(t, ctx)
-	a, p := f.a, &f.a.par
+	a, p := f.a, f.a.sched
 	f.inFlight(1000)
 	if err := a.apply(ctx, f.txn(1)); err != nil {
 		t.Fatal(err)
@@ -637,12 +645,12 @@ func TestVerify_mismatchesWaitForTheCommit(t *testing.T) {
 // error; anything else is, even from a fetch that was woken (an error of Settle, run by the
 // pause gate inside the fetch).
 func TestFetchFailed(t *testing.T) {
-	p := &parallel{n: 2, held: true}
+	p := &scheduler{workers: 2, held: true}
 	p.inflight = []*job{{}}
 	wctx, done := p.wakeWhenCommitted(t.Context())
 	defer done()
 	p.mu.Lock()
-	p.wake(errWoken)
+	p.wake()
 	p.mu.Unlock()
 	plain, cancel := context.WithCancel(t.Context())
 	cancel()

@@ -39,11 +39,10 @@ type planConfig struct {
 	// fkOff, when set, names the tables whose rows go in with foreign_key_checks off whatever
 	// the source's rows events say (Config.ForeignKeyChecksOff).
 	fkOff func(table string) bool
-	// late, when set, is asked at each commit of a batch whose rows all folded which of its keys
-	// batches still in flight may touch (nil: none is in flight): their statements go into the
-	// step's late part, which the executor sends once those batches committed, so that the rest
-	// runs beside them.
-	late func() func(t *table, key string) bool
+	// split lets a commit of a batch whose rows all folded put the statements of the keys that
+	// batches still in flight may touch (see planner.InFlight) into the step's late part, which
+	// the executor sends once those batches committed, so that the rest runs beside them.
+	split bool
 }
 
 // planner turns events into steps: see the comment at the top of this file. The zero value is
@@ -75,6 +74,9 @@ type planner struct {
 	skipPos   string // position of skipped transactions not yet saved
 	skipTime  int64
 	stopped   bool
+	// inflight are the writesets of the batches in flight when the next step is planned (nil
+	// for a batch that has none: it overlaps everything), given by InFlight.
+	inflight []*writeset
 }
 
 // newPlanner returns a planner whose target session holds no transaction, at position pos.
@@ -87,10 +89,6 @@ func newPlanner(cfg planConfig, pos string) *planner {
 	}
 	return &planner{cfg: cfg, cur: new(batch), pos: pos}
 }
-
-// TakesRows reports whether the planner applies a rows event now, and so needs its table's
-// definition; when not, Event skips it (an XA transaction already prepared) or fails.
-func (p *planner) TakesRows() bool { return p.txOpen && !p.xaSkip }
 
 // recycle frees the statements of the last call's steps.
 func (p *planner) recycle() {
@@ -278,50 +276,12 @@ func (p *planner) Cut() ([]step, error) {
 	return p.steps, p.commit()
 }
 
-// Splittable reports whether the open target transaction's rows all folded, so that its commit
-// can be split (see flushSplit).
-func (p *planner) Splittable() bool {
-	return p.cfg.late != nil && p.cur.n == 1 && p.group.t == nil && p.fold.rows > 0 && p.session() == ""
-}
-
-// Pending reports the size of the open target transaction so far: source transactions and bytes
-// of statements planned.
-func (p *planner) Pending() (commits, bytes int) { return p.commits, len(p.cur.buf) }
-
-// detach keeps b, handed out in a step of the last call, from being reused by the next: an
-// executor still holds it. reuse gives it back.
-func (p *planner) detach(b *batch) {
-	for i, u := range p.used {
-		if u == b {
-			p.used = append(p.used[:i], p.used[i+1:]...)
-			return
-		}
-	}
-}
-
-// reuse takes back a batch that detach kept.
-func (p *planner) reuse(b *batch) {
-	b.reset()
-	p.spare = append(p.spare, b)
-}
-
 // SaveSkipped plans saving the position of skipped transactions in a transaction of its own.
 func (p *planner) SaveSkipped() ([]step, error) {
 	p.recycle()
 	p.pos, p.txTime = p.skipPos, p.skipTime
 	return p.steps, p.savePos()
 }
-
-// SkipXA is told that the XA transaction just started is already prepared on the target (by an
-// earlier attempt): its rows are skipped, and the statements that follow run on the main session.
-func (p *planner) SkipXA() {
-	p.xaSkip = true
-	p.fkOff = p.mainFKOff
-}
-
-// ForeignKeysUnknown is told that a batch failed in a way that may have left the session's
-// foreign_key_checks other than planned (a DDL that exec_ignore let fail).
-func (p *planner) ForeignKeysUnknown() { p.fkUnknown = true }
 
 func (p *planner) reachedStop(pos string) bool {
 	return p.cfg.stopAt != nil && p.cfg.stopAt(pos)
@@ -399,15 +359,15 @@ func (p *planner) commit() error {
 }
 
 // flushSplit is flushPending for a commit: when the batch's rows all folded (only its BEGIN is
-// planned) and planConfig.late names keys that batches in flight may touch, their statements go
+// planned) and batches in flight (InFlight) may touch some of its keys, their statements go
 // into the returned batch instead of the pending ones. nil when nothing goes there.
 func (p *planner) flushSplit() (*batch, error) {
 	if err := p.flushGroup(); err != nil {
 		return nil, err
 	}
 	var late func(*table, string) bool
-	if p.Splittable() {
-		late = p.cfg.late()
+	if p.Splittable() && len(p.inflight) > 0 {
+		late = lateKeys(p.inflight)
 	}
 	if late == nil {
 		return nil, p.fold.appendTo(p.cur, p.cfg.execMode, p.gtid)

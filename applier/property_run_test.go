@@ -22,7 +22,7 @@ type propConfig struct {
 	// parallel plans as for workers (planConfig.parallel, writesets): each batch is a job, and the
 	// jobs of a few fetches run in a random order their writesets allow.
 	parallel bool
-	// late splits a batch whose rows all folded around the jobs still pending (planConfig.late):
+	// late splits a batch whose rows all folded around the jobs still pending (planConfig.split):
 	// its early part may run before them, on a session of its own.
 	late bool
 	// cut commits at transaction boundaries within a fetch now and then (planner.Cut), as the
@@ -108,15 +108,14 @@ func newPropRun(ctx context.Context, db *sql.DB, schema string, cfg propConfig, 
 	}
 	pr.a = New(Config{DB: db, Record: stubRecord{}, ExecMode: cfg.mode, TargetDB: schema, Logger: slog.New(slog.DiscardHandler)})
 	pr.a.maxPacket = 4 << 20
+	pr.a.sched = newScheduler(1, "MariaDB/0-1-0") // pr runs the jobs itself, on the main session
 	s, err := pr.session(ctx)
 	if err != nil {
 		return nil, err
 	}
 	pr.a.main = s
 	pc := planConfig{targetDB: schema, execMode: cfg.mode, maxBatch: cfg.maxBatch, writesets: cfg.parallel, parallel: cfg.parallel}
-	if cfg.late {
-		pc.late = pr.lateKeys
-	}
+	pc.split = cfg.late
 	pr.p = newPlanner(pc, "MariaDB/0-1-0")
 	pr.a.plan = pr.p
 	return pr, nil
@@ -159,6 +158,7 @@ func (pr *propRun) coin(percent int) bool { return pr.r.IntN(100) < percent }
 func (pr *propRun) apply(ctx context.Context, txns []propTxn) error {
 	fetch := 1
 	endFetch := func() error {
+		pr.inFlight()
 		steps, err := pr.p.EndFetch()
 		pr.logf("  end of fetch %d", fetch)
 		if rerr := pr.run(ctx, steps); rerr != nil {
@@ -195,6 +195,7 @@ func (pr *propRun) apply(ctx context.Context, txns []propTxn) error {
 			} else {
 				pr.logf("  event %s", describeEvent(e))
 			}
+			pr.inFlight()
 			steps, err := pr.p.Event(e, t)
 			if rerr := pr.run(ctx, steps); rerr != nil {
 				return rerr
@@ -205,6 +206,7 @@ func (pr *propRun) apply(ctx context.Context, txns []propTxn) error {
 			switch {
 			case pr.cfg.oneFetch:
 			case e.Type == event.Commit && pr.cfg.cut && pr.coin(50):
+				pr.inFlight()
 				steps, err := pr.p.Cut()
 				pr.logf("  cut")
 				if rerr := pr.run(ctx, steps); rerr != nil {
@@ -333,22 +335,19 @@ func (pr *propRun) covered(ws *writeset) error {
 	return nil
 }
 
-// lateKeys is planConfig.late for the jobs pending, as the dispatcher's lateKeys is for the jobs
-// in flight; nil, now and then, as when none is.
-func (pr *propRun) lateKeys() func(*table, string) bool {
+// inFlight tells the planner the writesets of the jobs pending, as the executor tells it those
+// of the jobs in flight (planner.InFlight); none, now and then, as when none is.
+func (pr *propRun) inFlight() {
 	var sets []*writeset
 	for _, j := range pr.pending {
 		if j.state != jobDone {
 			sets = append(sets, j.ws)
 		}
 	}
-	if len(sets) == 0 || pr.coin(20) {
-		return nil
+	if pr.coin(20) {
+		sets = nil
 	}
-	return func(t *table, key string) bool {
-		u := &t.uniques[0]
-		return !u.exact || touchesAny(sets, wkey{table: t.quoted, index: u.name, value: key})
-	}
+	pr.p.InFlight(sets)
 }
 
 // drain runs the pending jobs in a random order their writesets allow: a job after every earlier

@@ -72,15 +72,7 @@ func TestPlanner_splitsWhatJobsInFlightTouch(t *testing.T) {
 	var inflight writeset
 	inflight.addRows(folded, []event.Row{ins(int32(2), int32(0))})
 	none := false
-	p := newPlanner(planConfig{execMode: ExecModeStrict, maxBatch: parallelMaxBatch, writesets: true, parallel: true,
-		late: func() func(*table, string) bool {
-			if none {
-				return nil
-			}
-			return func(t *table, key string) bool {
-				return inflight.touches(wkey{table: t.quoted, index: "PRIMARY", value: key})
-			}
-		}}, "MariaDB/0-1-0")
+	p := newPlanner(planConfig{execMode: ExecModeStrict, maxBatch: parallelMaxBatch, writesets: true, parallel: true, split: true}, "MariaDB/0-1-0")
 	plan := func(gtid string, changes ...func() *event.Event) []step {
 		t.Helper()
 		var steps []step
@@ -89,6 +81,11 @@ func TestPlanner_splitsWhatJobsInFlightTouch(t *testing.T) {
 			evs = append(evs, c())
 		}
 		evs = append(evs, &event.Event{Type: event.Commit, Pos: "MariaDB/" + gtid})
+		if none {
+			p.InFlight(nil)
+		} else {
+			p.InFlight([]*writeset{&inflight})
+		}
 		for _, e := range evs {
 			var tbl *table
 			if e.Type == event.Rows {
@@ -190,13 +187,14 @@ func TestSplit_lateChecksBeforeCommit(t *testing.T) {
 				defer conn.Close()
 				a := New(Config{Workers: 2, Record: stubRecord{}, ExecMode: mode})
 				a.maxPacket = 1 << 20
+				a.sched = newScheduler(2, "MariaDB/0-1-0")
 				s := &session{conn: conn, tr: &tracker{}}
 				now, late := split()
 				end := saved{pos: "MariaDB/0-1-1", commits: 1, rows: 2}
 				if where == "worker" {
 					w := &worker{n: 1, s: s}
 					s.w = w
-					j := &job{stmts: now, late: late, end: end, done: make(chan struct{}), abort: make(chan struct{}, 1)}
+					j, _ := a.sched.dispatch(&step{kind: stepCommit, stmts: now, late: late, end: end}, nil, "0-1-1")
 					if err := a.tryJob(ctx, w, j); err != nil {
 						t.Fatal(err)
 					}

@@ -68,7 +68,7 @@ type step struct {
 	stmts *batch
 	// late, when set, holds statements of a commit that the executor sends after the batches
 	// they overlap committed, after check and stmts and before the position (see
-	// planConfig.late).
+	// planConfig.split).
 	late *batch
 	// slot is the index in stmts before which the executor's record write goes (xa prepare, xa
 	// one phase, xa end, ddl).

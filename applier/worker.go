@@ -26,7 +26,7 @@ func (a *Applier) work(ctx context.Context, w *worker) error {
 				return err
 			}
 			w.job.Store(nil)
-			a.par.free <- w
+			a.pool.free <- w
 		}
 	}
 }
@@ -46,7 +46,7 @@ func (a *Applier) runJob(ctx context.Context, w *worker, j *job) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		head := j.prev == nil || closed(j.prev.done)
+		head := a.sched.inTurn(j)
 		if !a.retryable(w, err, head) || (head && tries >= maxHeadRetries) {
 			return err
 		}
@@ -101,8 +101,7 @@ func (a *Applier) retryable(w *worker, err error, head bool) bool {
 	return false
 }
 
-// tryJob runs j once: its statements, then, in its turn, its position and COMMIT. The oldest job
-// sends them all in one round trip.
+// tryJob runs j once: its statements, then, in its turn, its position and COMMIT (see commitTx).
 func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
 	w.s.dropUnsaved()
 	w.txOpen = true
@@ -133,43 +132,11 @@ func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
 			body = &w.tail
 		}
 	}
-	if (j.prev == nil || closed(j.prev.done)) && a.cfg.BeforeCommit == nil {
-		j.state.Store(jobCommitting)
-		n := body.n
-		body.add("", a.positionSQL(j.end, a.cfg.Now()))
-		body.add("", "COMMIT")
-		err := a.sendAll(ctx, w.s, body)
-		body.truncate(n)
-		if err != nil {
-			return err
-		}
-	} else {
-		if err := a.sendAll(ctx, w.s, body); err != nil {
-			return err
-		}
-		if err := a.holdFor(ctx, j, j.prev); err != nil {
-			return err
-		}
-		j.state.Store(jobCommitting)
-		w.tail.reset()
-		w.tail.add("", a.positionSQL(j.end, a.cfg.Now()))
-		if a.cfg.BeforeCommit != nil {
-			if err := a.flush(ctx, w.s, &w.tail); err != nil {
-				return err
-			}
-			if err := a.cfg.BeforeCommit(); err != nil {
-				return fmt.Errorf("before commit: %w", err)
-			}
-		}
-		w.tail.add("", "COMMIT")
-		if err := a.flush(ctx, w.s, &w.tail); err != nil {
-			return err
-		}
+	if err := a.commitTx(ctx, w.s, j, body, &w.tail, j.end); err != nil {
+		return err
 	}
 	w.txOpen = false
 	w.txnSince.Store(0)
-	a.countCommitted(w.s)
-	a.committedJob(j)
 	return nil
 }
 
@@ -198,50 +165,4 @@ func (a *Applier) rollback(ctx context.Context, w *worker) error {
 	w.txOpen = false
 	w.txnSince.Store(0)
 	return nil
-}
-
-// committedJob does the bookkeeping of j, committed: in source order, since each job commits
-// after the one before it.
-func (a *Applier) committedJob(j *job) {
-	p := &a.par
-	p.mu.Lock()
-	if len(p.inflight) > 0 && p.inflight[0] == j {
-		copy(p.inflight, p.inflight[1:])
-		p.inflight[len(p.inflight)-1] = nil
-		p.inflight = p.inflight[:len(p.inflight)-1]
-	}
-	a.committed = j.end.pos
-	if j.check != nil {
-		p.done = append(p.done, j.check)
-	}
-	if j.late != nil {
-		p.done = append(p.done, j.late)
-	}
-	p.done = append(p.done, j.stmts)
-	// Lag counts from the oldest transaction not committed: the next job's first, else the
-	// first one planned and not dispatched.
-	next := p.pendingFirst
-	if len(p.inflight) > 0 && p.inflight[0].first != 0 {
-		next = p.inflight[0].first
-	}
-	a.stats.Saves.Add(1)
-	if s := j.end; s.commits > 0 {
-		a.stats.Commits.Add(1)
-		a.stats.Transactions.Add(int64(s.commits))
-		a.stats.LastCommitted.Store(s.txTime)
-		a.stats.observePerCommit(s.commits)
-	}
-	a.stats.Rows.Add(int64(j.end.rows))
-	a.progressed()
-	a.oldestPending.Store(next)
-	if len(p.inflight) == 0 && p.wake != nil {
-		p.wake(errWoken) // the dispatcher holds a batch for this moment (see holdOpen)
-		p.wake = nil
-	}
-	p.mu.Unlock()
-	p.committed.Add(1)
-	// Later jobs keep j for its done channel only: drop what j holds, or every job ever
-	// dispatched would stay reachable through the chain of prev pointers.
-	j.prev, j.dep, j.ws, j.check, j.stmts, j.late = nil, nil, nil, nil, nil, nil
-	close(j.done)
 }

@@ -164,7 +164,7 @@ func (a *Applier) xaStart(ctx context.Context, s *step) error {
 			return fmt.Errorf("XA START %s: the XID is in use on the target by a transaction that is not prepared (an earlier attempt's session still ending, or another client's): %w", xid, err)
 		}
 		// An earlier attempt prepared it and ended before saving the position after it.
-		a.cfg.Logger.Info("XA transaction already prepared on the target by an earlier attempt; not applying its rows again", "xid", xid, "gtid", a.plan.gtid)
+		a.cfg.Logger.Info("XA transaction already prepared on the target by an earlier attempt; not applying its rows again", "xid", xid, "gtid", a.plan.State().GTID)
 		a.plan.SkipXA()
 	default:
 		return err
