@@ -39,6 +39,9 @@ func (a *Applier) runJob(ctx context.Context, w *worker, j *job) error {
 		}
 	}
 	for tries := 0; ; tries++ {
+		// Whether j was the oldest job when it began, not when it failed: a job that ran ahead
+		// of a batch that committed while it failed may have failed for that batch's rows.
+		head := a.sched.inTurn(j)
 		err := a.tryJob(ctx, w, j)
 		if err == nil {
 			return nil
@@ -46,7 +49,6 @@ func (a *Applier) runJob(ctx context.Context, w *worker, j *job) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		head := a.sched.inTurn(j)
 		if !a.retryable(w, err, head) || (head && tries >= maxHeadRetries) {
 			return err
 		}

@@ -229,6 +229,68 @@ func TestWorkers_commitInSourceOrder(t *testing.T) {
 	}
 }
 
+// TestWorkers_retryAfterAHiddenConflict: a later job that the target refuses (a foreign key's
+// parent that an earlier job inserts, which no writeset shows) rolls back and runs again once
+// the jobs before it committed, and commits in its turn; the same error in the oldest job is the
+// batch's own and ends the worker.
+func TestWorkers_retryAfterAHiddenConflict(t *testing.T) {
+	fkErr := &mysql.MySQLError{Number: 1452, Message: "Cannot add or update a child row: a foreign key constraint fails"}
+	t.Run("later job", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		f := newWorkersFixture(t, ctx, 2)
+		reached, release := make(chan struct{}), make(chan struct{})
+		f.conns[0].hook = gate("parent", reached, release)
+		failed := make(chan struct{})
+		var once sync.Once
+		f.conns[1].hook = func(_ context.Context, q string) error {
+			fail := false
+			once.Do(func() { fail = strings.Contains(q, "child") })
+			if fail {
+				close(failed)
+				return fkErr
+			}
+			return nil
+		}
+		j1 := f.dispatch(t, ctx, "DO 'parent'", "p1", 1)
+		<-reached
+		j2 := f.dispatch(t, ctx, "DO 'child'", "p2", 2)
+		<-failed
+		close(release)
+		f.waitDone(t, ctx, j1)
+		f.waitDone(t, ctx, j2)
+		pos, _ := f.log.commits()
+		if strings.Join(pos, " ") != "p1 p2" || f.a.stats.Retries.Load() != 1 || f.log.count("w2: ROLLBACK") != 1 {
+			t.Fatalf("commits %v, %d retries, %d rollbacks on w2; want p1 p2, 1, 1; round trips:\n%s",
+				pos, f.a.stats.Retries.Load(), f.log.count("w2: ROLLBACK"), strings.Join(f.log.trips, "\n"))
+		}
+	})
+	t.Run("oldest job", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		f := newWorkersFixture(t, ctx, 2)
+		f.conns[0].hook = func(_ context.Context, q string) error {
+			if strings.Contains(q, "child") {
+				return fkErr
+			}
+			return nil
+		}
+		f.dispatch(t, ctx, "DO 'child'", "p1", 1)
+		select {
+		case err := <-f.done:
+			var me *mysql.MySQLError
+			if !errors.As(err, &me) || me.Number != 1452 {
+				t.Fatalf("the worker ended with %v, want the target's error 1452", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("the oldest job's error did not end its worker")
+		}
+		if f.a.stats.Retries.Load() != 0 {
+			t.Errorf("%d retries of the oldest job's own error", f.a.stats.Retries.Load())
+		}
+	})
+}
+
 // lockTarget answers the lock watcher's queries: the lock waits' query with blockers (or err),
 // and records the KILL QUERY statements.
 type lockTarget struct {
