@@ -71,11 +71,6 @@ type Record interface {
 
 var _ Record = (*workflow.Lease)(nil)
 
-// Fetcher is the relay log's consumer side.
-type Fetcher interface {
-	Fetch(ctx context.Context) ([]*event.Event, error)
-}
-
 // Config configures an Applier.
 type Config struct {
 	// DB is the target pool; its DSN must allow multi statements.
@@ -156,11 +151,9 @@ type Applier struct {
 	pool          pool         // the workers, when Config.Workers > 1
 
 	// Owned by Run.
-	plan  *planner
-	sched *scheduler
-	main  *session
-	// loopCtx is the dispatcher loop's context, under which Settle dispatches a held batch.
-	loopCtx   context.Context
+	plan      *planner
+	sched     *scheduler
+	main      *session
 	b         batch  // the executor's own statements (a record write sent alone)
 	txOpen    bool   // a target transaction is open (or its BEGIN planned)
 	committed string // the position the open target transaction started from
@@ -241,7 +234,6 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 
 // loop fetches and applies until ctx ends or an error occurs.
 func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
-	a.loopCtx = ctx
 	for {
 		// In hot mode (see scheduler.hot) a fetch waits until the jobs in flight committed, as
 		// one session's would: the relay log fills meanwhile, so that the fetch, which goes
@@ -258,6 +250,12 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(ferr, ErrSettle) {
+			if err := a.settle(ctx); err != nil {
+				return err
+			}
+			continue
 		}
 		if fetchFailed(ferr, wctx) {
 			return fmt.Errorf("fetch from relay log: %w", ferr)

@@ -48,7 +48,7 @@ func (s *scheduler) wakeWhenCommitted(ctx context.Context) (context.Context, fun
 
 // fetchFailed reports whether ferr, from a fetch under wctx, is an error rather than the end of
 // an idle wait or a wake for a held batch (see wakeWhenCommitted). Anything else a woken fetch
-// returns (an error of Settle, say) is still one.
+// returns is still one.
 func fetchFailed(ferr error, wctx context.Context) bool {
 	switch {
 	case ferr == nil, errors.Is(ferr, context.DeadlineExceeded):

@@ -268,23 +268,6 @@ func (a *Applier) dispatch(ctx context.Context, st *step, dep *job) error {
 	return nil
 }
 
-// Settle waits until every batch planned from the events fetched so far has committed, or ctx
-// ends: with workers, a batch held open (see scheduler.holdOpen) and the jobs in flight. It must be called
-// from the goroutine that runs Fetch for Run (a gate in front of the relay log, which holds the
-// stream at a position).
-func (a *Applier) Settle(ctx context.Context) error {
-	if a.sched == nil || !a.sched.parallel() {
-		return nil
-	}
-	if a.sched.held {
-		// Under the loop's context: ctx may be the fetch's, which the jobs' commits wake.
-		if err := a.endFetch(a.loopCtx); err != nil {
-			return err
-		}
-	}
-	return a.drain(ctx)
-}
-
 // drain waits until every job dispatched has committed.
 func (a *Applier) drain(ctx context.Context) error {
 	if last := a.sched.lastInFlight(); last != nil {

@@ -273,7 +273,6 @@ func newDispatcherFixture(t *testing.T, ctx context.Context) *dispatcherFixture 
 	a.plan = newPlanner(planConfig{onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, maxBatch: parallelMaxBatch,
 		writesets: true, parallel: true}, "MariaDB/0-1-0")
 	a.sched = newScheduler(4, "MariaDB/0-1-0")
-	a.loopCtx = ctx // as loop sets it: Settle dispatches a held batch under it
 	a.pool.free = make(chan *worker, 4)
 	for i := range 3 {
 		w := &worker{n: i + 1, jobs: make(chan *job, 1)}
@@ -456,15 +455,16 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 
 // scriptedRelay hands the loop the fetches the test sends, one per Fetch; each Fetch first
 // tells the test it has begun (entered), so that the test knows the fetch before it was planned.
-// With failOnWake, a fetch woken for a held batch fails with errSettle instead, as a pause gate's
-// Settle may.
+// A fetch may be sent an error instead (errs), as a gate returns ErrSettle. With failOnWake, a
+// fetch woken for a held batch fails with errGate instead.
 type scriptedRelay struct {
 	entered    chan struct{}
 	fetches    chan []*event.Event
+	errs       chan error
 	failOnWake bool
 }
 
-var errSettle = errors.New("settle failed")
+var errGate = errors.New("gate failed")
 
 func (r *scriptedRelay) Fetch(ctx context.Context) ([]*event.Event, error) {
 	select {
@@ -475,9 +475,11 @@ func (r *scriptedRelay) Fetch(ctx context.Context) ([]*event.Event, error) {
 	select {
 	case items := <-r.fetches:
 		return items, nil
+	case err := <-r.errs:
+		return nil, err
 	case <-ctx.Done():
 		if r.failOnWake && errors.Is(context.Cause(ctx), errWoken) {
-			return nil, errSettle
+			return nil, errGate
 		}
 		return nil, ctx.Err()
 	}
@@ -508,8 +510,8 @@ func TestLoop_heldBatchGoesWhenTheJobsCommit(t *testing.T) {
 			<-relay.entered // the third fetch was planned, and its batch held
 			f.workerCommitted(t, dep)
 			if failOnWake {
-				if err := <-ended; !errors.Is(err, errSettle) {
-					t.Fatalf("a woken fetch failed with %v and the loop ended with %v, want that error", errSettle, err)
+				if err := <-ended; !errors.Is(err, errGate) {
+					t.Fatalf("a woken fetch failed with %v and the loop ended with %v, want that error", errGate, err)
 				}
 				return
 			}
@@ -522,56 +524,58 @@ func TestLoop_heldBatchGoesWhenTheJobsCommit(t *testing.T) {
 	}
 }
 
-// TestSettle_heldBatchUnderAWokenFetch: a pause gate calls Settle from inside the dispatcher's
-// fetch, under the context that the jobs' commits wake while a batch is held. Settle dispatches
-// the held batch under the loop's context and disarms the wake: the jobs' commits then leave
-// that context alone, so the drain is not cut short, and Settle returns nil once every job, the
-// held batch's included, committed.
-func TestSettle_heldBatchUnderAWokenFetch(t *testing.T) {
+// TestLoop_settleCommitsBeforeTheNextFetch: a gate that holds the stream at a position returns
+// ErrSettle from a fetch; the loop itself then dispatches the batch it held open and waits until
+// every job, that one included, committed, before it fetches again: the gate, at that next
+// fetch, finds the target at the last position it handed over. The fetch is not woken for the
+// held batch afterwards (nothing is held), and the loop goes on.
+func TestLoop_settleCommitsBeforeTheNextFetch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	f := newDispatcherFixture(t, ctx)
 	a, p := f.a, f.a.sched
+	a.cfg.IdleWait = time.Minute
+	relay := &scriptedRelay{entered: make(chan struct{}), fetches: make(chan []*event.Event), errs: make(chan error)}
 	dep := f.inFlight(1000)
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ended := make(chan error, 1)
+	go func() { ended <- a.loop(lctx, relay) }()
 	for id := range int32(2) {
-		if err := a.apply(ctx, f.txn(id+1)); err != nil {
-			t.Fatal(err)
-		}
+		<-relay.entered
+		relay.fetches <- f.txn(id + 1)
 	}
-	if !p.held {
-		t.Fatal("two small fetches while a job is in flight: the batch is not held")
-	}
-	wctx, done := p.wakeWhenCommitted(ctx)
-	defer done()
-	settled := make(chan error, 1)
-	go func() { settled <- a.Settle(wctx) }()
-	j := f.heldJob(t, ctx, 2, "Settle ran")
+	<-relay.entered // the second fetch was planned, and its batch held
+	relay.errs <- ErrSettle
+	j := f.heldJob(t, ctx, 2, "the gate asked the loop to settle")
 	f.workerCommitted(t, dep)
 	select {
-	case err := <-settled:
-		t.Fatalf("Settle returned %v with the held batch's job still in flight", err)
+	case <-relay.entered:
+		t.Fatal("the loop fetched again with the held batch's job still in flight")
+	case err := <-ended:
+		t.Fatalf("the loop ended while settling: %v", err)
 	default:
 	}
 	f.workerCommitted(t, j)
-	if cause := context.Cause(wctx); cause != nil {
-		t.Fatalf("the jobs committed and woke the fetch's context (%v), under which Settle drains, for a batch no longer held", cause)
-	}
 	select {
-	case err := <-settled:
-		if err != nil {
-			t.Fatalf("Settle: %v", err)
-		}
+	case <-relay.entered:
+	case err := <-ended:
+		t.Fatalf("the loop ended instead of fetching again: %v", err)
 	case <-ctx.Done():
-		t.Fatal("every job committed and Settle did not return")
+		t.Fatal("every job committed and the loop did not fetch again")
 	}
 	if p.held || p.busy() {
-		t.Errorf("after Settle: held %v, busy %v; want neither", p.held, p.busy())
+		t.Errorf("after settling: held %v, busy %v; want neither", p.held, p.busy())
+	}
+	stop()
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("loop ended with %v, want context.Canceled", err)
 	}
 }
 
-// TestSettle_plannerErrorOfTheHeldBatch: the held batch is planned to its end inside Settle; a
-// value the planner cannot write is Settle's error (the gate returns it from the fetch, and the
-// loop ends with it), and no job goes out.
+// TestSettle_plannerErrorOfTheHeldBatch: the held batch is planned to its end when the loop
+// settles (ErrSettle); a value the planner cannot write is settle's error (the loop ends with
+// it), and no job goes out.
 func TestSettle_plannerErrorOfTheHeldBatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -593,8 +597,8 @@ func TestSettle_plannerErrorOfTheHeldBatch(t *testing.T) {
 	if !p.held {
 		t.Fatal("the batch is not held")
 	}
-	if err := a.Settle(ctx); !errors.Is(err, ErrUnsupportedValue) {
-		t.Fatalf("Settle = %v, want the planner's %v", err, ErrUnsupportedValue)
+	if err := a.settle(ctx); !errors.Is(err, ErrUnsupportedValue) {
+		t.Fatalf("settle = %v, want the planner's %v", err, ErrUnsupportedValue)
 	}
 	if jobs := f.taken(); len(jobs) != 0 {
 		t.Errorf("a batch the planner failed on went out as %d jobs", len(jobs))
@@ -642,8 +646,7 @@ func TestVerify_mismatchesWaitForTheCommit(t *testing.T) {
 }
 
 // TestFetchFailed: a fetch that ends by its idle deadline or by the wake of a held batch is no
-// error; anything else is, even from a fetch that was woken (an error of Settle, run by the
-// pause gate inside the fetch).
+// error; anything else is, even from a fetch that was woken.
 func TestFetchFailed(t *testing.T) {
 	p := &scheduler{workers: 2, held: true}
 	p.inflight = []*job{{}}

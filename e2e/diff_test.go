@@ -70,7 +70,7 @@ var comparedLine = regexp.MustCompile(`(?m)^(\w+): (\d+) rows compared: equal$`)
 // replicates it, `vplayer diff` pauses the process at the source snapshot's position, compares,
 // reports every table equal with exit 0, and lets the process go on: it keeps replicating and
 // ends with target == source. With 4 workers the pause first commits the jobs in flight and the
-// batch the dispatcher holds open for them (applier.Applier.Settle).
+// batch the dispatcher holds open for them (applier.ErrSettle).
 func TestDiff_equalWhileReplicating(t *testing.T) {
 	for _, workers := range []string{"1", "4"} {
 		t.Run("workers="+workers, func(t *testing.T) { testDiffEqualWhileReplicating(t, workers) })

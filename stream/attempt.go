@@ -177,18 +177,17 @@ func (s *Stream) build(st *attemptSetup) *pipeline {
 		MaxReplicaLag: s.cfg.MaxReplicaLag, Manual: s.manualThrottle})
 	s.throttler.Store(p.th)
 	p.hb = heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
-	// The gates wait, before they report a pause, until the applier committed what they handed
-	// over; the applier is made after them, since it asks them whether events wait.
-	settle := func(ctx context.Context) error { return p.app.Settle(ctx) }
+	// The gates have the applier commit what they handed over (applier.ErrSettle) before they
+	// report a pause; the applier is made after them, since it asks them whether events wait.
 	var fetch applier.Fetcher = p.relay
 	if p.cp != nil {
-		fetch = p.cp.wrap(p.relay, p.rec.Pos, p.hb.Received, settle)
+		fetch = p.cp.wrap(p.relay, p.rec.Pos, p.hb.Received)
 	}
 	// Held by a diff pause or a copy round, the applier receives no source heartbeats (they
 	// wait in the relay log): each idle turn while held counts as one, so that the record's
 	// heartbeat still shows a live stream whose target takes writes.
 	p.gate = gate.New(fetch, s.pause, gate.Config{Flavor: s.flavor, Start: p.rec.Pos, Throttle: p.th, Delay: s.cfg.ApplyDelay,
-		WhileHeld: p.hb.Received, Settle: settle})
+		WhileHeld: p.hb.Received})
 	p.reader = s.newReader(p.onlineDDL)
 	p.app = s.newApplier(p)
 	at := &Attempt{Relay: p.relay, Applier: p.app, Heartbeat: p.hb, Reader: p.reader, Holds: p.gate}

@@ -78,10 +78,10 @@ func (s *Stream) copierConfig(flavor string) copier.Config {
 	}
 }
 
-// wrap puts the copy's gate between the relay log and the rest of the pipeline; whileHeld and
-// settle are the gate's (gate.Config).
-func (cp *copyPhase) wrap(relay applier.Fetcher, start string, whileHeld func(), settle func(context.Context) error) applier.Fetcher {
-	cp.gate = gate.New(relay, cp.req, gate.Config{Flavor: cp.s.flavor, Start: start, WhileHeld: whileHeld, Settle: settle})
+// wrap puts the copy's gate between the relay log and the rest of the pipeline; whileHeld is the
+// gate's (gate.Config).
+func (cp *copyPhase) wrap(relay applier.Fetcher, start string, whileHeld func()) applier.Fetcher {
+	cp.gate = gate.New(relay, cp.req, gate.Config{Flavor: cp.s.flavor, Start: start, WhileHeld: whileHeld})
 	return cp.gate
 }
 

@@ -32,19 +32,15 @@ type Config struct {
 	// WhileHeld, when set, is called each time a Fetch held at the pause point or by a hold ends
 	// by its deadline: the applier's idle turn, in which it records a heartbeat when one is due.
 	WhileHeld func()
-	// Settle, when set, waits until the applier committed every event handed over
-	// (applier.Applier.Settle); it runs on the applier's goroutine, in Fetch, before the gate
-	// reports itself paused.
-	Settle func(context.Context) error
 }
 
 // Gate is the wrapper of one attempt's relay log. With a pause in force it hands events over up
 // to the pause point only: the first transaction boundary (the end of a COMMIT, a skipped
 // transaction or a DDL), or the first boundary at or past the pause position. The rest waits in
-// the gate until the pause moves on or ends. At the pause point the gate first waits, through
-// Settle, until the applier committed everything handed over (the serial applier has, since it
-// commits a fetch before it fetches again; workers may still run batches): the gate is then
-// paused, and Fetch waits without returning events.
+// the gate until the pause moves on or ends. At the pause point the gate first returns
+// applier.ErrSettle, so that the applier commits everything handed over (workers may still run
+// batches) before it fetches again: at that next Fetch the gate is paused, and waits without
+// returning events.
 //
 // Fetch is called from the applier's goroutine only; every other method is safe from any
 // goroutine and never blocks.
@@ -61,7 +57,9 @@ type Gate struct {
 	ok     bool // parsed is last's parse
 
 	whileHeld func()
-	settle    func(context.Context) error
+	// settled is set when Fetch returned applier.ErrSettle at the pause point: the next Fetch
+	// finds everything handed over committed.
+	settled bool
 
 	paused    atomic.Bool  // Fetch is waiting at the pause point
 	pausedPos atomic.Value // string: last, when paused
@@ -84,7 +82,7 @@ type Gate struct {
 // New returns the gate in front of relay, paused as req says.
 func New(relay applier.Fetcher, req *Request, cfg Config) *Gate {
 	g := &Gate{relay: relay, req: req, flavor: cfg.Flavor, last: cfg.Start, notify: make(chan struct{}, 1), now: time.Now,
-		throttle: cfg.Throttle, delay: cfg.Delay, whileHeld: cfg.WhileHeld, settle: cfg.Settle}
+		throttle: cfg.Throttle, delay: cfg.Delay, whileHeld: cfg.WhileHeld}
 	g.pausedPos.Store("")
 	return g
 }
@@ -95,11 +93,11 @@ var _ applier.Fetcher = (*Gate)(nil)
 func (g *Gate) Fetch(ctx context.Context) ([]*event.Event, error) {
 	for {
 		if active, at := g.req.get(); active && !g.open && g.reached(at) {
-			if !g.paused.Load() && g.settle != nil {
-				if err := g.settle(ctx); err != nil {
-					return nil, err
-				}
+			if !g.paused.Load() && !g.settled {
+				g.settled = true
+				return nil, applier.ErrSettle
 			}
+			g.settled = false
 			if !g.paused.Swap(true) {
 				g.pausedPos.Store(g.last)
 				select {

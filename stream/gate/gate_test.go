@@ -66,11 +66,25 @@ func concat(parts ...[]*event.Event) []*event.Event {
 
 // fetchShow fetches once with ctx and describes the result.
 func fetchShow(ctx context.Context, g *Gate) string {
-	es, err := g.Fetch(ctx)
+	es, err := fetch(ctx, g)
 	if err != nil {
 		return "error: " + err.Error()
 	}
 	return show(es)
+}
+
+// fetch fetches from g as the applier does: once g returns applier.ErrSettle (everything handed
+// over is then committed), it fetches again; a second ErrSettle in a row is an error.
+func fetch(ctx context.Context, g *Gate) ([]*event.Event, error) {
+	es, err := g.Fetch(ctx)
+	if !errors.Is(err, applier.ErrSettle) {
+		return es, err
+	}
+	es, err = g.Fetch(ctx)
+	if errors.Is(err, applier.ErrSettle) {
+		return nil, errors.New("ErrSettle twice in a row")
+	}
+	return es, err
 }
 
 // cancelled is a context that has already ended: a paused gate returns at once with its error.
@@ -221,7 +235,7 @@ func TestGate_relayBlockedSince(t *testing.T) {
 		req.Set(workflow.PauseHold, "mariadb")
 		g := New(batches(txn(1)), req, Config{Flavor: "mariadb", Start: "MariaDB/0-1-0"})
 		blocked := time.Now()
-		if _, err := g.Fetch(cancelled()); !errors.Is(err, context.Canceled) {
+		if _, err := fetch(cancelled(), g); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Fetch=%v, want the gate paused", err)
 		}
 		if got := g.RelayBlockedSince(blocked); !got.IsZero() {
@@ -257,12 +271,12 @@ func TestGate_whileHeld(t *testing.T) {
 		held := 0
 		g.whileHeld = func() { held++ }
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		_, err := g.Fetch(ctx)
+		_, err := fetch(ctx, g)
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) || held != 1 {
 			t.Fatalf("held Fetch to its deadline: %v, whileHeld called %d times; want the deadline and 1", err, held)
 		}
-		if _, err := g.Fetch(cancelled()); !errors.Is(err, context.Canceled) || held != 1 {
+		if _, err := fetch(cancelled(), g); !errors.Is(err, context.Canceled) || held != 1 {
 			t.Fatalf("held Fetch cancelled: %v, whileHeld called %d times; want cancelled and still 1", err, held)
 		}
 		req.Set("", "mariadb")
@@ -270,4 +284,36 @@ func TestGate_whileHeld(t *testing.T) {
 			t.Fatalf("fetch after the pause = %q, whileHeld called %d times; want the transaction and still 1", got, held)
 		}
 	})
+}
+
+// TestGate_settlesBeforePausing: at the pause point the gate first returns applier.ErrSettle,
+// not paused yet, so that the applier commits what it was handed; at the next Fetch it is
+// paused there. After a resume, the next pause asks again.
+func TestGate_settlesBeforePausing(t *testing.T) {
+	req := NewRequest()
+	g := New(batches(txn(1), txn(2)), req, Config{Flavor: "mariadb", Start: "MariaDB/0-1-0"})
+	if got := fetchShow(context.Background(), g); got != "B R C1" {
+		t.Fatalf("first fetch = %q", got)
+	}
+	for round, want := range []string{"MariaDB/0-1-1", "MariaDB/0-1-2"} {
+		req.Set(workflow.PauseHold, "mariadb")
+		if _, err := g.Fetch(cancelled()); !errors.Is(err, applier.ErrSettle) {
+			t.Fatalf("round %d: first Fetch at the pause point: %v, want %v", round, err, applier.ErrSettle)
+		}
+		if paused, _ := g.Paused(); paused {
+			t.Fatalf("round %d: paused before the applier settled", round)
+		}
+		if _, err := g.Fetch(cancelled()); !errors.Is(err, context.Canceled) {
+			t.Fatalf("round %d: Fetch after settling: %v, want it paused until its context ends", round, err)
+		}
+		if paused, at := g.Paused(); !paused || at != want {
+			t.Fatalf("round %d: after settling: paused %v at %q, want paused at %s", round, paused, at, want)
+		}
+		req.Set("", "mariadb")
+		if round == 0 {
+			if got := fetchShow(context.Background(), g); got != "B R C2" {
+				t.Fatalf("fetch after the resume = %q, want the next transaction", got)
+			}
+		}
+	}
 }
