@@ -236,13 +236,16 @@ func (a *Applier) committedAt(s *session, j *job, end saved) error {
 		a.committedBatch(end)
 		return nil
 	}
-	oldest, err := a.sched.committed(j)
+	err := a.sched.committed(j, func(oldest int64) {
+		// Under the scheduler's lock, before the next job can be in its turn: the position and
+		// lag's start move forward only, in source order.
+		a.committed = end.pos
+		a.oldestPending.Store(oldest)
+	})
 	if err != nil {
 		return err
 	}
-	a.committed = end.pos
 	a.countSaved(end)
-	a.oldestPending.Store(oldest)
 	// Later jobs keep j for its done channel only: drop what j holds, or every job ever
 	// dispatched would stay reachable through the chain of prev pointers.
 	j.prev, j.dep, j.ws, j.check, j.stmts, j.late = nil, nil, nil, nil, nil, nil

@@ -197,7 +197,7 @@ func (a *Applier) run(ctx context.Context, steps []step) error {
 			where, dep = onWorker, nil
 		}
 		if where == onWorker {
-			if err := a.dispatch(ctx, st, dep); err != nil {
+			if _, err := a.dispatch(ctx, st, dep); err != nil {
 				return err
 			}
 			continue
@@ -246,13 +246,14 @@ func (a *Applier) openBatch() openBatch {
 		commits: commits, bytes: bytes, ws: a.plan.Writeset(), splittable: a.plan.Splittable()}
 }
 
-// dispatch hands the batch that st commits to a free worker, a job after dep (nil: none).
-func (a *Applier) dispatch(ctx context.Context, st *step, dep *job) error {
+// dispatch hands the batch that st commits to a free worker, a job after dep (nil: none), and
+// returns the job.
+func (a *Applier) dispatch(ctx context.Context, st *step, dep *job) (*job, error) {
 	var w *worker
 	select {
 	case w = <-a.pool.free:
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	for _, b := range []*batch{st.check, st.late, st.stmts} {
 		if b != nil {
@@ -265,7 +266,7 @@ func (a *Applier) dispatch(ctx context.Context, st *step, dep *job) error {
 	}
 	a.lastSave = a.cfg.Now()
 	w.jobs <- j // the worker is free: it never blocks
-	return nil
+	return j, nil
 }
 
 // drain waits until every job dispatched has committed.

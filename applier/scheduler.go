@@ -214,14 +214,15 @@ func (s *scheduler) inTurn(j *job) bool {
 	return len(s.inflight) > 0 && s.inflight[0] == j
 }
 
-// committed takes j, the oldest job in flight, which has just committed, out of flight, and
-// returns the source commit time of the oldest transaction not committed now (0: none). It is an
-// error for j not to be the oldest: inTurn was checked before its COMMIT.
-func (s *scheduler) committed(j *job) (oldest int64, err error) {
+// committed takes j, the oldest job in flight, which has just committed, out of flight, and calls
+// note with the source commit time of the oldest transaction not committed now (0: none), before
+// any later job can be in its turn: what note records moves in source order. It is an error for
+// j not to be the oldest: inTurn was checked before its COMMIT.
+func (s *scheduler) committed(j *job, note func(oldest int64)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.inflight) == 0 || s.inflight[0] != j {
-		return 0, errOutOfOrder
+		return errOutOfOrder
 	}
 	copy(s.inflight, s.inflight[1:])
 	s.inflight[len(s.inflight)-1] = nil
@@ -236,15 +237,16 @@ func (s *scheduler) committed(j *job) (oldest int64, err error) {
 	s.done = append(s.done, j.stmts)
 	// Lag counts from the oldest transaction not committed: the next job's first, else the
 	// first one planned and not dispatched.
-	oldest = s.pendingFirst
+	oldest := s.pendingFirst
 	if len(s.inflight) > 0 && s.inflight[0].first != 0 {
 		oldest = s.inflight[0].first
 	}
+	note(oldest)
 	if len(s.inflight) == 0 && s.wake != nil {
 		s.wake()
 		s.wake = nil
 	}
-	return oldest, nil
+	return nil
 }
 
 // begun notes the source commit time of a transaction planned, and reports whether it is the

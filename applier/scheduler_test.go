@@ -110,7 +110,7 @@ func TestScheduler_orderLinks(t *testing.T) {
 		if s.inTurn(j) {
 			t.Errorf("job %s is in its turn with j1 in flight", j.end.pos)
 		}
-		if _, err := s.committed(j); !errors.Is(err, errOutOfOrder) {
+		if err := s.committed(j, func(int64) { t.Errorf("a commit notice out of order was noted") }); !errors.Is(err, errOutOfOrder) {
 			t.Errorf("commit notice of %s before j1's: %v, want %v", j.end.pos, err, errOutOfOrder)
 		}
 	}
@@ -124,7 +124,8 @@ func TestScheduler_orderLinks(t *testing.T) {
 		j      *job
 		oldest int64
 	}{{j1, 101}, {j2, 102}, {j3, 103}} {
-		oldest, err := s.committed(tc.j)
+		oldest := int64(-1)
+		err := s.committed(tc.j, func(o int64) { oldest = o })
 		if err != nil || oldest != tc.oldest {
 			t.Fatalf("commit %d: oldest %d, %v; want %d", i+1, oldest, err, tc.oldest)
 		}

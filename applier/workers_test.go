@@ -131,21 +131,21 @@ func newWorkersFixture(t *testing.T, ctx context.Context, n int) *workersFixture
 	return f
 }
 
-// dispatch runs the commit of a batch of one statement (text) as the dispatcher does, ending at
-// pos, writing rows (table t) ids.
+// dispatch places and dispatches the commit of a batch of one statement (text) as the
+// dispatcher does, ending at pos, writing rows (table t) ids, which no job in flight writes.
 func (f *workersFixture) dispatch(t *testing.T, ctx context.Context, text, pos string, ids ...int) *job {
 	t.Helper()
 	var b batch
 	b.add("", "BEGIN")
 	b.add("", text)
 	st := step{kind: stepCommit, stmts: &b, ws: keysWS("t", ids...), end: saved{pos: pos, commits: cutTxns}}
-	before := f.a.sched.lastInFlight()
-	if err := f.a.run(ctx, []step{st}); err != nil {
-		t.Fatal(err)
+	where, dep := f.a.sched.place(&st)
+	if where != onWorker || dep != nil {
+		t.Fatalf("the commit of %s placed %s after %p, want on a worker after none", pos, where, dep)
 	}
-	j := f.a.sched.lastInFlight()
-	if j == nil || j == before {
-		t.Fatalf("the commit of %s was not dispatched", pos)
+	j, err := f.a.dispatch(ctx, &st, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return j
 }
@@ -399,5 +399,30 @@ func TestCheckLocks(t *testing.T) {
 	a, _ = setup(target)
 	if q := a.checkLocks(t.Context(), lockWaitsIS); q != lockWaitsPS || len(target.queries) != 2 || !strings.Contains(target.queries[1], "performance_schema") {
 		t.Errorf("information_schema without lock waits: next query %q after %q, want performance_schema's", q, target.queries)
+	}
+}
+
+// TestWorkers_manyJobsCommitInOrder: a stream of jobs on other rows each, on three workers that
+// take the one-round-trip commit whenever their turn has come: they commit in source order, and
+// the applier's committed position, written by whichever worker committed, ends at the last.
+func TestWorkers_manyJobsCommitInOrder(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	f := newWorkersFixture(t, ctx, 3)
+	var jobs []*job
+	var want []string
+	for i := range 30 {
+		pos := fmt.Sprint("p", i+1)
+		jobs = append(jobs, f.dispatch(t, ctx, fmt.Sprintf("DO 'job%d'", i+1), pos, i+1))
+		want = append(want, pos)
+	}
+	for _, j := range jobs {
+		f.waitDone(t, ctx, j)
+	}
+	if pos, _ := f.log.commits(); strings.Join(pos, " ") != strings.Join(want, " ") {
+		t.Fatalf("commits %v, want %v", pos, want)
+	}
+	if f.a.committed != "p30" {
+		t.Errorf("committed position %q, want p30", f.a.committed)
 	}
 }
