@@ -64,7 +64,7 @@ func (s *Stream) setup(ctx context.Context) (*attemptSetup, error) {
 		return nil, err
 	}
 	if s.running && rec.State == workflow.StateStopped {
-		return nil, s.stopRequested(ctx)
+		return nil, s.own.stopRequested(ctx)
 	}
 	start, err := binlog.ParsePosition(rec.Pos, s.flavor)
 	if err != nil {
@@ -138,12 +138,12 @@ func (s *Stream) enter(ctx context.Context, st *attemptSetup) error {
 // pause in force, which holds the new attempt from its first event, the manual throttle, the
 // mark of a DDL that may have run, and the reader's online schema change state.
 func (s *Stream) readMarks(ctx context.Context, st *attemptSetup) error {
-	ctl, err := s.store.Control(ctx, s.id)
+	c, err := s.store.Control(ctx, s.id)
 	if err != nil {
 		return err
 	}
-	s.pause.Set(ctl.Pause, s.flavor)
-	s.followThrottle(ctl)
+	s.ctl.pause.Set(c.Pause, s.flavor)
+	s.ctl.followThrottle(c)
 	if st.ddlStarted, err = s.store.DDLStarted(ctx, s.id); err != nil {
 		return err
 	}
@@ -174,8 +174,8 @@ type pipeline struct {
 func (s *Stream) build(st *attemptSetup) *pipeline {
 	p := &pipeline{attemptSetup: st, relay: relaylog.New(s.cfg.RelayLogMaxBytes, s.cfg.RelayLogMaxItems)}
 	p.th = throttle.New(throttle.Config{Target: s.cfg.Target, MaxLoad: s.cfg.MaxLoad, Replicas: s.cfg.ThrottleReplicas,
-		MaxReplicaLag: s.cfg.MaxReplicaLag, Manual: s.manualThrottle})
-	s.throttler.Store(p.th)
+		MaxReplicaLag: s.cfg.MaxReplicaLag, Manual: s.ctl.manualThrottle})
+	s.ctl.throttler.Store(p.th)
 	p.hb = heartbeat.New(s.cfg.HeartbeatInterval, time.Now())
 	// The gates have the applier commit what they handed over (applier.ErrSettle) before they
 	// report a pause; the applier is made after them, since it asks them whether events wait.
@@ -186,7 +186,7 @@ func (s *Stream) build(st *attemptSetup) *pipeline {
 	// Held by a diff pause or a copy round, the applier receives no source heartbeats (they
 	// wait in the relay log): each idle turn while held counts as one, so that the record's
 	// heartbeat still shows a live stream whose target takes writes.
-	p.gate = gate.New(fetch, s.pause, gate.Config{Flavor: s.flavor, Start: p.rec.Pos, Throttle: p.th, Delay: s.cfg.ApplyDelay,
+	p.gate = gate.New(fetch, s.ctl.pause, gate.Config{Flavor: s.flavor, Start: p.rec.Pos, Throttle: p.th, Delay: s.cfg.ApplyDelay,
 		WhileHeld: p.hb.Received})
 	p.reader = s.newReader(p.onlineDDL)
 	p.app = s.newApplier(p)
@@ -317,7 +317,7 @@ func (s *Stream) runPipeline(ctx context.Context, p *pipeline) error {
 	g.Go(func() error { return first(p.app.Run(gctx, p.gate, p.rec.Pos)) })
 	g.Go(func() error { return first(p.dog.Run(gctx)) })
 	g.Go(func() error { return first(p.th.Run(gctx)) })
-	g.Go(func() error { return first(s.watchStop(gctx, p.gate)) })
+	g.Go(func() error { return first(s.ctl.watchStop(gctx, p.gate)) })
 	g.Go(func() error { return first(s.own.watch(gctx)) })
 	if p.cp != nil {
 		g.Go(func() error { return first(p.cp.run(gctx)) })

@@ -74,7 +74,7 @@ func (s *Stream) copierConfig(flavor string) copier.Config {
 		Store: s.store, ID: s.id, Lease: s.own.lease, Flavor: flavor, MySQLSource: s.flavor == "mysql",
 		ChunkRows: s.cfg.CopyChunkRows, ChunkBytes: s.cfg.CopyChunkBytes, Writers: s.cfg.CopyWriters, Logger: s.log,
 		KeepKeys: s.cfg.OnDDL == applier.OnDDLExec || s.cfg.OnDDL == applier.OnDDLExecIgnore,
-		Hold:     s.waitThrottled,
+		Hold:     s.ctl.waitThrottled,
 	}
 }
 

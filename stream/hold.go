@@ -12,7 +12,7 @@ import (
 
 // followThrottle keeps the manual throttle the record holds (vplayer throttle), for the
 // throttler's next check.
-func (s *Stream) followThrottle(c workflow.Control) {
+func (co *controls) followThrottle(c workflow.Control) {
 	m := &throttle.Manual{Reason: c.ThrottleReason}
 	switch {
 	case c.ThrottleLeft == workflow.ThrottleUntilUnthrottled:
@@ -20,12 +20,12 @@ func (s *Stream) followThrottle(c workflow.Control) {
 	case c.ThrottleLeft > 0:
 		m.Until = time.Now().Add(c.ThrottleLeft)
 	}
-	s.manual.Store(m)
+	co.manual.Store(m)
 }
 
 // manualThrottle is the throttler's view of the manual throttle; it never blocks.
-func (s *Stream) manualThrottle() throttle.Manual {
-	if m := s.manual.Load(); m != nil {
+func (co *controls) manualThrottle() throttle.Manual {
+	if m := co.manual.Load(); m != nil {
 		return *m
 	}
 	return throttle.Manual{}
@@ -40,38 +40,38 @@ type holdWatch struct {
 
 // followHold reports the gate's hold: a log line and a vreplication_log row when it begins and
 // when it ends, and the record's message while it lasts (cleared at its end).
-func (s *Stream) followHold(ctx context.Context, g *gate.Gate, w *holdWatch) {
+func (co *controls) followHold(ctx context.Context, g *gate.Gate, w *holdWatch) {
 	now := time.Now()
 	h, held := g.Observe(now)
 	if !w.seen && !held {
 		// A process killed while held left its hold's message: not this process's to keep.
-		if err := s.own.lease.ClearHoldMessage(ctx); err != nil {
-			s.log.Debug("could not clear a hold message left by an earlier process", "error", err)
+		if err := co.own.lease.ClearHoldMessage(ctx); err != nil {
+			co.log.Debug("could not clear a hold message left by an earlier process", "error", err)
 		}
 	}
 	w.seen = true
 	switch {
 	case held && !w.held:
 		msg := h.Message(now)
-		s.log.Info("held on purpose", "kind", h.Kind, "reason", h.Reason)
-		s.rep.addLogCtx(ctx, "Hold", workflow.StateRunning, msg)
-		s.rep.msg.set(msg)
+		co.log.Info("held on purpose", "kind", h.Kind, "reason", h.Reason)
+		co.rep.addLogCtx(ctx, "Hold", workflow.StateRunning, msg)
+		co.rep.msg.set(msg)
 	case held:
-		s.rep.msg.set(h.Message(now))
+		co.rep.msg.set(h.Message(now))
 	case w.held:
 		msg := fmt.Sprintf("hold ended: %s, after %s", w.hold.Reason, now.Sub(w.hold.Since).Truncate(time.Second))
-		s.log.Info("hold ended", "kind", w.hold.Kind, "reason", w.hold.Reason, "held_for", now.Sub(w.hold.Since).Truncate(time.Second).String())
-		s.rep.addLogCtx(ctx, "Hold", workflow.StateRunning, msg)
-		s.rep.msg.set("")
+		co.log.Info("hold ended", "kind", w.hold.Kind, "reason", w.hold.Reason, "held_for", now.Sub(w.hold.Since).Truncate(time.Second).String())
+		co.rep.addLogCtx(ctx, "Hold", workflow.StateRunning, msg)
+		co.rep.msg.set("")
 	}
 	w.held, w.hold = held, h
 }
 
 // waitThrottled returns once the live attempt's throttle does not hold the stream, or ctx ends:
 // the copy calls it between its rounds of chunks.
-func (s *Stream) waitThrottled(ctx context.Context) error {
+func (co *controls) waitThrottled(ctx context.Context) error {
 	for {
-		th := s.throttler.Load()
+		th := co.throttler.Load()
 		if th == nil {
 			return nil
 		}

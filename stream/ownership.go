@@ -161,6 +161,17 @@ func (o *owner) lostNow(ctx context.Context) error {
 	return nil
 }
 
+// stopRequested is what a Stopped record means to this process: a vplayer stop (errStopRequested)
+// while it holds the workflow's lease; otherwise the loss of the lease, which it reports as such.
+// A process cut off from the target while its successor was stopped reads that successor's
+// Stopped when it heals: it must say that it lost the workflow, never blame a stop nobody ran.
+func (o *owner) stopRequested(ctx context.Context) error {
+	if err := o.lostNow(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	return errStopRequested
+}
+
 // keep starts the lease's keepalive, which lasts until release or the lease's loss, never a
 // caller's context.
 func (o *owner) keep() {

@@ -21,27 +21,27 @@ type pauseWatch struct {
 
 // followPause applies the record's control fields to the stream's pause: it hands the request to
 // the gate, acknowledges PauseHold once the gate has paused, and logs each change once.
-func (s *Stream) followPause(ctx context.Context, c workflow.Control, g *gate.Gate, w *pauseWatch) {
+func (co *controls) followPause(ctx context.Context, c workflow.Control, g *gate.Gate, w *pauseWatch) {
 	if c.PauseExpired && !w.expired {
-		s.log.Warn("the vplayer diff pause expired: its diff is gone; going on")
+		co.log.Warn("the vplayer diff pause expired: its diff is gone; going on")
 	}
 	w.expired = c.PauseExpired
-	if s.pause.Set(c.Pause, s.flavor) || c.Pause != w.raw {
+	if co.pause.Set(c.Pause, co.flavor) || c.Pause != w.raw {
 		if c.Pause == "" && w.raw != "" {
-			s.log.Info("vplayer diff pause ended; resuming")
+			co.log.Info("vplayer diff pause ended; resuming")
 		} else if c.Pause != "" && c.Pause != workflow.PauseHeld {
-			s.log.Info("vplayer diff asks to pause", "at", pauseTarget(c.Pause))
+			co.log.Info("vplayer diff asks to pause", "at", pauseTarget(c.Pause))
 		}
 		w.raw = c.Pause
 	}
 	paused, pos := g.Paused()
 	if paused && !w.paused {
-		s.log.Info("paused for vplayer diff", "pos", pos)
+		co.log.Info("paused for vplayer diff", "pos", pos)
 	}
 	w.paused = paused
-	if paused && c.Pause == workflow.PauseHold && s.own.lease != nil {
-		if _, err := s.own.lease.AckPause(ctx); err != nil {
-			s.log.Warn("could not acknowledge the vplayer diff pause", "error", err)
+	if paused && c.Pause == workflow.PauseHold && co.own.lease != nil {
+		if _, err := co.own.lease.AckPause(ctx); err != nil {
+			co.log.Warn("could not acknowledge the vplayer diff pause", "error", err)
 		}
 	}
 }

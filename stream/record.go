@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vplayer/vplayer/binlog"
+	"github.com/vplayer/vplayer/stream/gate"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -104,6 +105,8 @@ func (s *Stream) prepare(ctx context.Context) error {
 	s.id = rec.ID
 	s.own = s.newOwner()
 	s.rep.own = s.own
+	s.ctl = &controls{store: s.store, id: s.id, flavor: s.flavor, own: s.own, rep: s.rep, log: s.log,
+		retryDelay: s.cfg.RetryDelay, pause: gate.NewRequest()}
 	return nil
 }
 

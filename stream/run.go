@@ -135,7 +135,7 @@ func (s *Stream) afterError(ctx context.Context, err error, stopMessenger func()
 		return true, fmt.Errorf("%w: %w", ErrTerminal, err)
 	}
 	s.rep.notifyState(StateRetrying)
-	switch err := s.waitRetry(ctx); {
+	switch err := s.ctl.waitRetry(ctx, s.running); {
 	case errors.Is(err, errStopRequested):
 		return s.stoppedOrWait(ctx, stopCommand)
 	case errors.Is(err, workflow.ErrLostOwnership):
@@ -153,7 +153,7 @@ func (s *Stream) stoppedOrWait(ctx context.Context, cause stopCause) (done bool,
 	if err := s.stopped(cause); err != nil || !s.cfg.WaitWhileStopped {
 		return true, err
 	}
-	return s.waitWhileStopped(ctx)
+	return s.ctl.waitWhileStopped(ctx)
 }
 
 // waitIfStopped is --wait-while-stopped's look at the record before the first attempt: a
@@ -179,70 +179,7 @@ func (s *Stream) waitIfStopped(ctx context.Context) (done bool, err error) {
 	}
 	s.rep.notifyState(workflow.StateStopped)
 	s.log.Info("workflow is stopped", "state", rec.State, "message", rec.Message, "pos", rec.Pos)
-	return s.waitWhileStopped(ctx)
-}
-
-// waitWhileStopped keeps the process up while the workflow is Stopped (--wait-while-stopped):
-// it reads the record every second and returns done=false once its state is anything else
-// (vplayer start sets Init). The lease stays held meanwhile, renewed by its keepalive: the
-// stopped workflow keeps its owner, so a standby goes on waiting instead of taking over a
-// workflow an operator stopped, vplayer status names the process that will resume it, and
-// vplayer delete refuses while it waits. Nothing else runs: no binlog connection, no target
-// transaction. It returns done with nil when ctx ends (the record stays Stopped, with its
-// reason), and with the loss when the lease is lost (taken over after the target did not answer
-// its renewals, or the record deleted by vplayer delete --force).
-func (s *Stream) waitWhileStopped(ctx context.Context) (done bool, err error) {
-	s.log.Info("waiting while the workflow is stopped: vplayer start resumes it (--wait-while-stopped)")
-	t := time.NewTicker(stopPollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			s.log.Info("exiting while the workflow is stopped", "reason", "signal")
-			return true, nil
-		case <-s.own.lease.Lost():
-			return true, s.own.lost(s.own.lease.Err())
-		case <-t.C:
-		}
-		qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
-		c, err := s.store.Control(qctx, s.id)
-		cancel()
-		if err != nil || c.State == workflow.StateStopped {
-			continue // a record that cannot be read now is read again; a deleted one ends the lease
-		}
-		if err := s.own.holds(ctx); errors.Is(err, workflow.ErrLostOwnership) {
-			return true, s.own.lost(err)
-		}
-		s.log.Info("workflow started again", "state", c.State)
-		return false, nil
-	}
-}
-
-// waitRetry waits --retry-delay before the next attempt, still noticing within a second a
-// vplayer stop (errStopRequested) or the end of ctx (its error).
-func (s *Stream) waitRetry(ctx context.Context) error {
-	delay := time.NewTimer(s.cfg.RetryDelay)
-	defer delay.Stop()
-	poll := time.NewTicker(stopPollInterval)
-	defer poll.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-delay.C:
-			return nil
-		case <-poll.C:
-			if !s.running {
-				continue // the workflow was not started yet: a Stopped record is its old state
-			}
-			qctx, cancel := context.WithTimeout(ctx, stopPollInterval)
-			c, err := s.store.Control(qctx, s.id)
-			cancel()
-			if err == nil && c.State == workflow.StateStopped {
-				return s.stopRequested(ctx)
-			}
-		}
-	}
+	return s.ctl.waitWhileStopped(ctx)
 }
 
 // stopCause is why Run ends with a requested stop.

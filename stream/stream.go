@@ -3,7 +3,6 @@ package stream
 import (
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/vplayer/vplayer/applier"
@@ -11,7 +10,6 @@ import (
 	"github.com/vplayer/vplayer/copier"
 	"github.com/vplayer/vplayer/heartbeat"
 	"github.com/vplayer/vplayer/relaylog"
-	"github.com/vplayer/vplayer/stream/gate"
 	"github.com/vplayer/vplayer/throttle"
 	"github.com/vplayer/vplayer/workflow"
 )
@@ -62,16 +60,8 @@ type Stream struct {
 	id     int64
 	rep    *reporter
 	retry  retrier
-	own    *owner        // made by prepare; its lease, once acquired, fences the record's writes
-	pause  *gate.Request // the vplayer diff pause in force, across attempts
-	// manual is the manual throttle (vplayer throttle) as the record last said, across attempts;
-	// throttler is the live attempt's.
-	manual    atomic.Pointer[throttle.Manual]
-	throttler atomic.Pointer[throttle.Throttler]
-	// holdWatch is the stop poller's view of the hold, across attempts (one poller at a time),
-	// so that a hold that outlives an attempt is one hold, and one that ends at an attempt's end
-	// is logged by the next.
-	holdWatch holdWatch
+	own    *owner    // made by prepare; its lease, once acquired, fences the record's writes
+	ctl    *controls // made by prepare
 
 	// Owned by Run's goroutine and the attempt's applier (which runs only while Run waits).
 	running    bool   // this process set the workflow Running: a Stopped record is a stop request
@@ -98,5 +88,5 @@ func New(cfg Config) (*Stream, error) {
 	}
 	rep := newReporter(cfg)
 	return &Stream{cfg: cfg, store: workflow.New(cfg.Target, cfg.Sidecar), log: cfg.Logger, filter: f,
-		rep: rep, retry: retrier{rep: rep, delay: cfg.RetryDelay}, pause: gate.NewRequest()}, nil
+		rep: rep, retry: retrier{rep: rep, delay: cfg.RetryDelay}}, nil
 }
