@@ -75,7 +75,7 @@ func (s *Stream) setup(ctx context.Context) (*attemptSetup, error) {
 	}
 	// Planning a copy may create many tables: its own, longer bound.
 	pctx, pcancel := context.WithTimeout(ctx, copyPlanTimeout)
-	cp, err := s.newCopyPhase(pctx, rec, start)
+	cp, err := newCopyPhase(pctx, s.copyEnv(start.Flavor), rec)
 	pcancel()
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func (s *Stream) checkStart(ctx context.Context, rec workflow.Record, start binl
 	if err := preflight.CheckTriggers(ctx, s.cfg.Target, s.cfg.TargetDB, s.cfg.Source.DB, s.filter, s.cfg.AllowTargetTriggers); err != nil {
 		return err
 	}
-	if err := s.checkStopWhileCopying(ctx, rec); err != nil {
+	if err := checkStopWhileCopying(ctx, s.store, s.stop, rec); err != nil {
 		return err
 	}
 	if !s.stop.IsZero() && start.Contains(s.stop) {

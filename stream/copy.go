@@ -18,10 +18,19 @@ import (
 // errCopyDone ends the attempt that finished the copy phase: the next attempt replicates.
 var errCopyDone = errors.New("copy done")
 
+// copyEnv is what a copy phase is given by the stream: its copier's configuration, what it needs
+// to plan the copy and to hold the stream, and where it reports.
+type copyEnv struct {
+	cfg    copier.Config
+	flavor string                  // go-mysql flavor of the source
+	match  func(table string) bool // whether a source table is replicated
+	rep    *reporter
+}
+
 // copyPhase is the copy of one attempt (SPEC 7a): the copier, and the gate in front of the
 // applier through which the copier holds the stream at each of its snapshots' positions.
 type copyPhase struct {
-	s    *Stream
+	copyEnv
 	c    *copier.Copier
 	req  *gate.Request
 	gate *gate.Gate
@@ -31,20 +40,20 @@ type copyPhase struct {
 // no copy planned, or its copy is done. A workflow created to copy (its copy state marked, or,
 // from before the mark, state Copying) plans its copy here, under the lease: missing target
 // tables created, a non-empty one a terminal error.
-func (s *Stream) newCopyPhase(ctx context.Context, rec workflow.Record, start binlog.Position) (*copyPhase, error) {
-	state, err := s.store.CopyState(ctx, s.id)
+func newCopyPhase(ctx context.Context, env copyEnv, rec workflow.Record) (*copyPhase, error) {
+	cfg := env.cfg
+	state, err := cfg.Store.CopyState(ctx, cfg.ID)
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.copierConfig(start.Flavor)
 	toPlan := rec.State == workflow.StateCopying // a record from before the mark
 	if len(state) == 0 && !toPlan {
-		if toPlan, err = s.store.CopyToPlan(ctx, s.id); err != nil {
+		if toPlan, err = cfg.Store.CopyToPlan(ctx, cfg.ID); err != nil {
 			return nil, err
 		}
 	}
 	if len(state) == 0 && toPlan {
-		tables, err := copier.SourceTables(ctx, s.cfg.Source.Pool, s.cfg.Source.DB, func(t string) bool { return s.filter.Match(s.cfg.Source.DB, t) })
+		tables, err := copier.SourceTables(ctx, cfg.Source, cfg.SourceDB, env.match)
 		if err != nil {
 			return nil, err
 		}
@@ -54,34 +63,40 @@ func (s *Stream) newCopyPhase(ctx context.Context, rec workflow.Record, start bi
 			}
 			return nil, err
 		}
-		if state, err = s.store.CopyState(ctx, s.id); err != nil {
+		if state, err = cfg.Store.CopyState(ctx, cfg.ID); err != nil {
 			return nil, err
 		}
-		s.log.Info("copy planned", "tables", len(state))
+		cfg.Logger.Info("copy planned", "tables", len(state))
 	}
 	if len(state) == 0 || copier.Done(state) {
 		return nil, nil
 	}
-	cp := &copyPhase{s: s, c: copier.New(cfg), req: gate.NewRequest()}
-	cp.req.Set(workflow.PauseHold, s.flavor) // the applier holds at its start until the first snapshot
+	cp := &copyPhase{copyEnv: env, c: copier.New(cfg), req: gate.NewRequest()}
+	cp.req.Set(workflow.PauseHold, env.flavor) // the applier holds at its start until the first snapshot
 	return cp, nil
 }
 
-// copierConfig configures the copier; flavor is the flavor of the workflow's positions.
-func (s *Stream) copierConfig(flavor string) copier.Config {
-	return copier.Config{
-		Source: s.cfg.Source.Pool, Target: s.cfg.Target, SourceDB: s.cfg.Source.DB, TargetDB: s.cfg.TargetDB,
-		Store: s.store, ID: s.id, Lease: s.own.lease, Flavor: flavor, MySQLSource: s.flavor == "mysql",
-		ChunkRows: s.cfg.CopyChunkRows, ChunkBytes: s.cfg.CopyChunkBytes, Writers: s.cfg.CopyWriters, Logger: s.log,
-		KeepKeys: s.cfg.OnDDL == applier.OnDDLExec || s.cfg.OnDDL == applier.OnDDLExecIgnore,
-		Hold:     s.ctl.waitThrottled,
+// copyEnv returns what the attempt's copy phase is given; flavor is the flavor of the workflow's
+// positions.
+func (s *Stream) copyEnv(flavor string) copyEnv {
+	return copyEnv{
+		cfg: copier.Config{
+			Source: s.cfg.Source.Pool, Target: s.cfg.Target, SourceDB: s.cfg.Source.DB, TargetDB: s.cfg.TargetDB,
+			Store: s.store, ID: s.id, Lease: s.own.lease, Flavor: flavor, MySQLSource: s.flavor == "mysql",
+			ChunkRows: s.cfg.CopyChunkRows, ChunkBytes: s.cfg.CopyChunkBytes, Writers: s.cfg.CopyWriters, Logger: s.log,
+			KeepKeys: s.cfg.OnDDL == applier.OnDDLExec || s.cfg.OnDDL == applier.OnDDLExecIgnore,
+			Hold:     s.ctl.waitThrottled,
+		},
+		flavor: s.flavor,
+		match:  func(t string) bool { return s.filter.Match(s.cfg.Source.DB, t) },
+		rep:    s.rep,
 	}
 }
 
 // wrap puts the copy's gate between the relay log and the rest of the pipeline; whileHeld is the
 // gate's (gate.Config).
 func (cp *copyPhase) wrap(relay applier.Fetcher, start string, whileHeld func()) applier.Fetcher {
-	cp.gate = gate.New(relay, cp.req, gate.Config{Flavor: cp.s.flavor, Start: start, WhileHeld: whileHeld})
+	cp.gate = gate.New(relay, cp.req, gate.Config{Flavor: cp.flavor, Start: start, WhileHeld: whileHeld})
 	return cp.gate
 }
 
@@ -91,11 +106,11 @@ func (cp *copyPhase) run(ctx context.Context) error {
 	if err := cp.c.Run(ctx, cp.catchUp); err != nil {
 		return err
 	}
-	if err := cp.s.own.lease.EndCopy(ctx); err != nil {
+	if err := cp.cfg.Lease.EndCopy(ctx); err != nil {
 		return err
 	}
-	cp.s.rep.addStateLog(ctx, workflow.StateRunning, fmt.Sprintf("Running: copy done, %d rows", cp.c.RowsCopied()))
-	cp.s.log.Info("copy phase done; replicating", "rows", cp.c.RowsCopied(), "seconds", time.Since(began).Seconds())
+	cp.rep.addStateLog(ctx, workflow.StateRunning, fmt.Sprintf("Running: copy done, %d rows", cp.c.RowsCopied()))
+	cp.cfg.Logger.Info("copy phase done; replicating", "rows", cp.c.RowsCopied(), "seconds", time.Since(began).Seconds())
 	return errCopyDone
 }
 
@@ -103,13 +118,13 @@ func (cp *copyPhase) run(ctx context.Context) error {
 // applier has committed everything up to it and the gate holds there. It also records the copy's
 // progress in the record's message.
 func (cp *copyPhase) catchUp(ctx context.Context, pos binlog.Position) error {
-	cp.s.rep.msg.set(copier.Message(cp.c.State()))
-	cp.req.Set(pos.String(), cp.s.flavor)
+	cp.rep.msg.set(copier.Message(cp.c.State()))
+	cp.req.Set(pos.String(), cp.flavor)
 	poll := time.NewTicker(10 * time.Millisecond)
 	defer poll.Stop()
 	for {
 		if paused, at := cp.gate.Paused(); paused {
-			if p, err := binlog.ParsePosition(at, cp.s.flavor); err == nil && p.Contains(pos) {
+			if p, err := binlog.ParsePosition(at, cp.flavor); err == nil && p.Contains(pos) {
 				return nil
 			}
 		}
@@ -135,13 +150,13 @@ func (cp *copyPhase) probe(snap *stall.Snapshot) {
 // position chosen in advance, and the target is consistent only from the copy's end on.
 var errStopPosWhileCopying = fmt.Errorf("%w: --stop-pos cannot be used while the workflow copies its tables: each of the copy's snapshots moves its position to the source's, past any position chosen in advance; run it without --stop-pos until the copy is done (state Running), then with --stop-pos, or give --start-pos to skip the copy", ErrTerminal)
 
-// checkStopWhileCopying returns errStopPosWhileCopying when the stream has a stop position and
-// rec's copy is to come or not done (a record from before the copy's mark says Copying).
-func (s *Stream) checkStopWhileCopying(ctx context.Context, rec workflow.Record) error {
-	if s.stop.IsZero() {
+// checkStopWhileCopying returns errStopPosWhileCopying when there is a stop position and rec's
+// copy is to come or not done (a record from before the copy's mark says Copying).
+func checkStopWhileCopying(ctx context.Context, store *workflow.Store, stop binlog.Position, rec workflow.Record) error {
+	if stop.IsZero() {
 		return nil
 	}
-	copying, err := s.store.CopyUnfinished(ctx, rec.ID)
+	copying, err := store.CopyUnfinished(ctx, rec.ID)
 	if err != nil {
 		return err
 	}
@@ -151,9 +166,10 @@ func (s *Stream) checkStopWhileCopying(ctx context.Context, rec workflow.Record)
 	return nil
 }
 
-// newState is the state of a workflow created now: Copying without --start-pos (SPEC 7a).
-func (s *Stream) newState() string {
-	if strings.TrimSpace(s.cfg.StartPos) == "" {
+// newState is the state of a workflow created now with --start-pos startPos: Copying without
+// one (SPEC 7a).
+func newState(startPos string) string {
+	if strings.TrimSpace(startPos) == "" {
 		return workflow.StateCopying
 	}
 	return workflow.StateInit

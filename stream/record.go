@@ -75,7 +75,7 @@ func (s *Stream) prepare(ctx context.Context) error {
 	rec, err := s.store.Get(ctx, s.cfg.Workflow)
 	switch {
 	case errors.Is(err, workflow.ErrNotFound):
-		if !s.stop.IsZero() && s.newState() == workflow.StateCopying {
+		if !s.stop.IsZero() && newState(s.cfg.StartPos) == workflow.StateCopying {
 			return errStopPosWhileCopying // refused before anything is written
 		}
 		pos, err := s.startPosition(ctx)
@@ -84,7 +84,7 @@ func (s *Stream) prepare(ctx context.Context) error {
 		}
 		rec, _, err = s.store.Create(ctx, workflow.Record{
 			Workflow: s.cfg.Workflow, Source: s.sourceJSON(), Pos: pos.String(), StopPos: s.stopString(),
-			DBName: s.cfg.TargetDB, Options: s.cfg.Options, State: s.newState(),
+			DBName: s.cfg.TargetDB, Options: s.cfg.Options, State: newState(s.cfg.StartPos),
 		})
 		if err != nil {
 			return err
@@ -98,7 +98,7 @@ func (s *Stream) prepare(ctx context.Context) error {
 			return err
 		}
 		// Refused before the record is written to; the attempt checks again, under the lease.
-		if err := s.checkStopWhileCopying(ctx, rec); err != nil {
+		if err := checkStopWhileCopying(ctx, s.store, s.stop, rec); err != nil {
 			return err
 		}
 	}
