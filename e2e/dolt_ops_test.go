@@ -54,7 +54,7 @@ func TestDolt_KillResume(t *testing.T) {
 		}
 		p = e.startVplayer()
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // writes for the last process too
 	cancel()
 	if err := <-wdone; err != nil {
 		t.Fatal(err)

@@ -141,7 +141,7 @@ func TestSourceRestartAndFailover(t *testing.T) {
 	}
 	recorded := e.record().Pos
 	stop = writeThrough(t, e.src, e.db, 32)
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // a second of writes that vplayer, stopped, is behind
 	stop()
 	last, err := src.GTIDPos(ctx)
 	if err != nil {
@@ -154,7 +154,7 @@ func TestSourceRestartAndFailover(t *testing.T) {
 	}
 	e.useSource(replica)
 	stop = writeThrough(t, e.src, e.db, 33)
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // a second of writes on the promoted replica
 	stop()
 	promoted, err := replica.GTIDPos(ctx)
 	if err != nil {

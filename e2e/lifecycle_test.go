@@ -78,7 +78,7 @@ func TestStartStop_waitWhileStopped(t *testing.T) {
 	p = e.startVplayer("--wait-while-stopped", "--lease-ttl", "4s")
 	p.waitOutput("waiting while the workflow is stopped", 30*time.Second)
 	insert(8, 10)
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // the poller's second, and then some: nothing may be applied
 	if n := e.count(e.dst, "kv"); n != 8 {
 		t.Errorf("rows on the target while a new process waits: %d, want 8", n)
 	}

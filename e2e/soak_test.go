@@ -196,7 +196,8 @@ func TestSoak_ownershipUnderFaults(t *testing.T) {
 		case "freeze owner":
 			o.signal(syscall.SIGSTOP)
 			e.waitEpochAbove(epoch, leaseTTL+10*time.Second)
-			time.Sleep(time.Duration(500+rng.IntN(2000)) * time.Millisecond) // the new owner applies meanwhile
+			e.waitApplied(e.record().Pos, leaseTTL+10*time.Second)       // the new owner applies meanwhile
+			time.Sleep(time.Duration(rng.IntN(2000)) * time.Millisecond) // a freeze of random length
 			o.signal(syscall.SIGCONT)
 			if code := o.wait(leaseTTL + 20*time.Second); code == 0 {
 				t.Errorf("the resumed old owner exited with 0, want an error exit")
