@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/heartbeat"
 	"github.com/vplayer/vplayer/workflow"
@@ -23,20 +24,12 @@ var ErrStopPosition = errors.New("stop position reached")
 // ErrStoppedAtDDL is returned when --on-ddl=stop met a DDL and recorded it.
 var ErrStoppedAtDDL = errors.New("stopped at DDL")
 
-// On-DDL policies.
-const (
-	OnDDLIgnore     = "ignore"
-	OnDDLStop       = "stop"
-	OnDDLExec       = "exec"
-	OnDDLExecIgnore = "exec_ignore"
-)
-
 // sessionSetup makes the target session accept every value the source could have written and
 // pass bytes through untouched.
 var sessionSetup = []string{
 	"SET NAMES binary",
 	"SET SESSION time_zone = '+00:00'",
-	"SET SESSION sql_mode = '" + sqlModeStrict + "'",
+	"SET SESSION sql_mode = '" + plan.SQLModeStrict + "'",
 	"SET SESSION foreign_key_checks = 1", // then per rows event, as the source session had it
 	// Row changes are current reads whatever the level; REPEATABLE READ keeps the XA fence's
 	// consistent read lock-free (SERIALIZABLE would make it a shared lock held to XA COMMIT).
@@ -117,7 +110,7 @@ type Config struct {
 	// ForeignKeyChecksOff, when set, names the tables whose rows go in with foreign_key_checks
 	// off whatever the source session had: during the copy, the tables the copy has not settled
 	// yet (copier.Copier.Unsettled), whose parents may still miss rows the source has.
-	ForeignKeyChecksOff func(table string) bool
+	ForeignKeyChecksOff func(Table string) bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Workers is --apply-workers: how many target sessions run batches at once (see
@@ -151,12 +144,12 @@ type Applier struct {
 	pool          pool         // the workers, when Config.Workers > 1
 
 	// Owned by Run.
-	plan      *planner
+	plan      *plan.Planner
 	sched     *scheduler
 	main      *session
-	b         batch  // the executor's own statements (a record write sent alone)
-	txOpen    bool   // a target transaction is open (or its BEGIN planned)
-	committed string // the position the open target transaction started from
+	b         plan.Batch // the executor's own statements (a record write sent alone)
+	txOpen    bool       // a target transaction is open (or its BEGIN planned)
+	committed string     // the position the open target transaction started from
 	lastSave  time.Time
 	// xaSessions are the sessions of the XA transactions this attempt opened, by XID: a session
 	// that prepared one can do nothing else until it ends it.
@@ -183,10 +176,10 @@ func New(cfg Config) *Applier {
 		cfg.Now = time.Now
 	}
 	if cfg.OnDDL == "" {
-		cfg.OnDDL = OnDDLIgnore
+		cfg.OnDDL = plan.OnDDLIgnore
 	}
 	if cfg.ExecMode == "" {
-		cfg.ExecMode = ExecModeStrict
+		cfg.ExecMode = plan.ExecModeStrict
 	}
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
@@ -211,9 +204,9 @@ func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error
 		// Up to Workers batches are held at once, each with its writeset.
 		maxBatch = min(maxBatch, parallelMaxBatch)
 	}
-	cfg := planConfig{targetDB: a.cfg.TargetDB, onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, fkOff: a.cfg.ForeignKeyChecksOff,
-		maxBatch: maxBatch, stopAt: a.cfg.StopAt, writesets: par, parallel: par, split: par}
-	a.plan = newPlanner(cfg, pos)
+	cfg := plan.Config{TargetDB: a.cfg.TargetDB, OnDDL: a.cfg.OnDDL, ExecMode: a.cfg.ExecMode, FKOff: a.cfg.ForeignKeyChecksOff,
+		MaxBatch: maxBatch, StopAt: a.cfg.StopAt, Writesets: par, Parallel: par, Split: par}
+	a.plan = plan.New(cfg, pos)
 	a.sched = newScheduler(a.cfg.Workers, pos)
 	a.pool.list.Store(nil)
 	a.pool.free = nil
@@ -290,7 +283,7 @@ func (a *Applier) loop(ctx context.Context, relay Fetcher) error {
 func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 	a.sched.fetchStarting()
 	for _, e := range items {
-		var t *table
+		var t *plan.Table
 		if e.Type == event.Rows && a.plan.TakesRows() {
 			var err error
 			if t, err = a.tables.get(ctx, e.Table); err != nil {
@@ -302,9 +295,9 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 		if rerr := a.run(ctx, steps); rerr != nil {
 			return rerr
 		}
-		if ie := (*InexactError)(nil); errors.As(err, &ie) && ie.Pos == "" {
+		if ie := (*plan.InexactError)(nil); errors.As(err, &ie) && ie.Pos == "" {
 			_, ie.Pos = a.where(nil)
-		} else if errors.Is(err, ErrUnsupportedValue) {
+		} else if errors.Is(err, plan.ErrUnsupportedValue) {
 			gtid, from := a.where(nil)
 			err = fmt.Errorf("%w (source transaction %s, after position %s)", err, gtid, from)
 		}
@@ -339,28 +332,28 @@ func (a *Applier) apply(ctx context.Context, items []*event.Event) error {
 }
 
 // runStep runs step s on the main session, or an XA transaction's.
-func (a *Applier) runStep(ctx context.Context, s *step) error {
-	switch s.kind {
-	case stepSend:
-		return a.flush(ctx, a.session(s.xid), s.stmts)
-	case stepCommit:
+func (a *Applier) runStep(ctx context.Context, s *plan.Step) error {
+	switch s.Kind {
+	case plan.StepSend:
+		return a.flush(ctx, a.session(s.XID), s.Stmts)
+	case plan.StepCommit:
 		return a.commit(ctx, s)
-	case stepXAStart:
+	case plan.StepXAStart:
 		return a.xaStart(ctx, s)
-	case stepXAPrepare:
+	case plan.StepXAPrepare:
 		return a.xaPrepare(ctx, s)
-	case stepXAOnePhase:
+	case plan.StepXAOnePhase:
 		return a.xaOnePhase(ctx, s)
-	case stepXAEnd:
+	case plan.StepXAEnd:
 		return a.xaEnd(ctx, s)
-	case stepDDL:
+	case plan.StepDDL:
 		return a.ddl(ctx, s)
-	case stepStop:
-		if err := a.setState(ctx, workflow.StateStopped, s.msg); err != nil {
+	case plan.StepStop:
+		if err := a.setState(ctx, workflow.StateStopped, s.Msg); err != nil {
 			return err
 		}
 		a.stopped = true
-		if s.atDDL {
+		if s.AtDDL {
 			return ErrStoppedAtDDL
 		}
 	}

@@ -10,12 +10,13 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/workflow"
 )
 
 // flush sends the statements of b on s (see sendAll) and empties b.
-func (a *Applier) flush(ctx context.Context, s *session, b *batch) error {
-	defer b.reset()
+func (a *Applier) flush(ctx context.Context, s *session, b *plan.Batch) error {
+	defer b.Reset()
 	return a.sendAll(ctx, s, b)
 }
 
@@ -23,18 +24,18 @@ func (a *Applier) flush(ctx context.Context, s *session, b *batch) error {
 // max_allowed_packet, else in as many as they need, cut between statements. A statement that
 // does not fit alone is a terminal error naming the variable. b is kept, for a batch that may run
 // again.
-func (a *Applier) sendAll(ctx context.Context, s *session, b *batch) error {
-	if b.n == 0 {
+func (a *Applier) sendAll(ctx context.Context, s *session, b *plan.Batch) error {
+	if b.Len() == 0 {
 		return nil
 	}
-	for first := 0; first < b.n; {
-		last := b.n // statements [first, last) go in this round trip
-		start := b.starts[first]
-		for last > first+1 && b.end(last-1)-start > a.maxPacket {
+	for first := 0; first < b.Len(); {
+		last := b.Len() // statements [first, last) go in this round trip
+		start := b.Start(first)
+		for last > first+1 && b.End(last-1)-start > a.maxPacket {
 			last--
 		}
-		if size := b.end(last-1) - start; size > a.maxPacket {
-			return &PacketError{Shape: b.shapeOf(first), Size: size + packetOverhead, MaxAllowed: a.maxPacket + packetOverhead}
+		if size := b.End(last-1) - start; size > a.maxPacket {
+			return &PacketError{Shape: b.ShapeOf(first), Size: size + packetOverhead, MaxAllowed: a.maxPacket + packetOverhead}
 		}
 		if err := a.send(ctx, s, b, first, last); err != nil {
 			return err
@@ -45,10 +46,10 @@ func (a *Applier) sendAll(ctx context.Context, s *session, b *batch) error {
 }
 
 // send runs statements [first, last) of b on s in one round trip and checks what they affected.
-func (a *Applier) send(ctx context.Context, s *session, b *batch, first, last int) error {
-	shape := b.shape()
+func (a *Applier) send(ctx context.Context, s *session, b *plan.Batch, first, last int) error {
+	shape := b.Shape()
 	s.tr.start(shape, a.cfg.Now())
-	sql := b.buf[b.starts[first]:b.end(last-1)]
+	sql := b.SQL(first, last)
 	if n := len(sql); n > 0 && sql[n-1] == ';' {
 		sql = sql[:n-1]
 	}
@@ -83,37 +84,29 @@ func (a *Applier) send(ctx context.Context, s *session, b *batch, first, last in
 		return fmt.Errorf("apply %s: %w", shape, err)
 	}
 	a.progressed()
-	return a.verify(ctx, s, b.checksIn(first, last), first, affected)
+	return a.verify(ctx, s, b.ChecksIn(first, last), first, affected)
 }
 
 // duplicateKey describes a duplicate-key error as a row mismatch (an INSERT of a key that exists)
 // when the round trip held only one table's changes, and so names it; else nil.
-func (a *Applier) duplicateKey(s *session, err error, shape string, b *batch) error {
+func (a *Applier) duplicateKey(s *session, err error, shape string, b *plan.Batch) error {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || me.Number != 1062 {
 		return nil
 	}
-	var t *table
-	for _, c := range b.checks {
-		if t != nil && c.t != t {
+	var t *plan.Table
+	for _, c := range b.Checks() {
+		if t != nil && c.Table != t {
 			return nil
 		}
-		t = c.t
+		t = c.Table
 	}
 	name := shape
 	if t != nil {
-		name = t.quoted
+		name = t.Quoted()
 	}
 	gtid, from := a.where(s)
-	return &MismatchError{Kind: InsertExists, Table: name, Key: keyColumns(t), GTID: gtid, Pos: from, Cause: err}
-}
-
-// keyColumns names t's key columns, for a message.
-func keyColumns(t *table) string {
-	if t == nil || len(t.keyTuple) == 0 {
-		return ""
-	}
-	return string(t.keyTuple)
+	return &plan.MismatchError{Kind: plan.InsertExists, Table: name, Key: t.KeyColumns(), GTID: gtid, Pos: from, Cause: err}
 }
 
 // PacketError is a statement larger than the target's max_allowed_packet: terminal, since every
@@ -135,30 +128,30 @@ func roundUpMiB(n int) int { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
 
 // commit runs a commit step on the main session, or an XA transaction's: its checked
 // statements, then its statements (and its late ones) with the position and COMMIT.
-func (a *Applier) commit(ctx context.Context, s *step) error {
-	conn := a.session(s.xid)
-	if s.check != nil {
-		if err := a.flush(ctx, conn, s.check); err != nil {
+func (a *Applier) commit(ctx context.Context, s *plan.Step) error {
+	conn := a.session(s.XID)
+	if s.Check != nil {
+		if err := a.flush(ctx, conn, s.Check); err != nil {
 			return err
 		}
 	}
-	body := s.stmts
-	if s.late != nil {
-		// Planned to run after jobs then in flight (see planConfig.split), which the
+	body := s.Stmts
+	if s.Late != nil {
+		// Planned to run after jobs then in flight (see plan.Config.Split), which the
 		// dispatcher drained before running it here.
-		if err := a.flush(ctx, conn, s.stmts); err != nil {
+		if err := a.flush(ctx, conn, s.Stmts); err != nil {
 			return err
 		}
-		body = s.late
-		if a.checksFirst(s.late) {
-			if err := a.flush(ctx, conn, s.late); err != nil {
+		body = s.Late
+		if a.checksFirst(s.Late) {
+			if err := a.flush(ctx, conn, s.Late); err != nil {
 				return err
 			}
-			body = s.stmts // emptied by its flush
+			body = s.Stmts // emptied by its flush
 		}
 	}
-	err := a.commitTx(ctx, conn, nil, body, &a.b, s.end)
-	body.reset()
+	err := a.commitTx(ctx, conn, nil, body, &a.b, s.End)
+	body.Reset()
 	if err != nil {
 		return err
 	}
@@ -177,16 +170,16 @@ func (a *Applier) commit(ctx context.Context, s *step) error {
 // in one round trip; otherwise body goes first, its rows holding their locks, and the rest once
 // the job before it committed. body is left as it was, for a job that may run again; tail is
 // scratch space.
-func (a *Applier) commitTx(ctx context.Context, s *session, j *job, body, tail *batch, end saved) error {
+func (a *Applier) commitTx(ctx context.Context, s *session, j *job, body, tail *plan.Batch, end plan.Saved) error {
 	if a.sched.inTurn(j) && a.cfg.BeforeCommit == nil {
 		if j != nil {
 			j.state.Store(jobCommitting)
 		}
-		n := body.n
-		body.add("", a.positionSQL(end, a.cfg.Now()))
-		body.add("", "COMMIT")
+		n := body.Len()
+		body.Add("", a.positionSQL(end, a.cfg.Now()))
+		body.Add("", "COMMIT")
 		err := a.sendAll(ctx, s, body)
-		body.truncate(n)
+		body.Truncate(n)
 		if err != nil {
 			return err
 		}
@@ -204,8 +197,8 @@ func (a *Applier) commitTx(ctx context.Context, s *session, j *job, body, tail *
 	if !a.sched.inTurn(j) {
 		return errOutOfOrder
 	}
-	tail.reset()
-	tail.add("", a.positionSQL(end, a.cfg.Now()))
+	tail.Reset()
+	tail.Add("", a.positionSQL(end, a.cfg.Now()))
 	if a.cfg.BeforeCommit != nil {
 		if err := a.flush(ctx, s, tail); err != nil {
 			return err
@@ -214,7 +207,7 @@ func (a *Applier) commitTx(ctx context.Context, s *session, j *job, body, tail *
 			return fmt.Errorf("before commit: %w", err)
 		}
 	}
-	tail.add("", "COMMIT")
+	tail.Add("", "COMMIT")
 	if err := a.flush(ctx, s, tail); err != nil {
 		return err
 	}
@@ -223,14 +216,14 @@ func (a *Applier) commitTx(ctx context.Context, s *session, j *job, body, tail *
 
 // checksFirst reports whether b's statements must come back before the COMMIT is sent: in
 // strict mode a mismatch they find must fail the batch while it can still be rolled back (see
-// planner.checked).
-func (a *Applier) checksFirst(b *batch) bool {
-	return a.cfg.ExecMode == ExecModeStrict && len(b.checks) > 0
+// plan.Planner.checked).
+func (a *Applier) checksFirst(b *plan.Batch) bool {
+	return a.cfg.ExecMode == plan.ExecModeStrict && len(b.Checks()) > 0
 }
 
 // committedAt does the bookkeeping of the target transaction that has just committed on s and
 // saved end: j's, when a worker ran it (nil for the main session's), in source order.
-func (a *Applier) committedAt(s *session, j *job, end saved) error {
+func (a *Applier) committedAt(s *session, j *job, end plan.Saved) error {
 	a.countCommitted(s)
 	if j == nil {
 		a.committedBatch(end)
@@ -239,7 +232,7 @@ func (a *Applier) committedAt(s *session, j *job, end saved) error {
 	err := a.sched.committed(j, func(oldest int64) {
 		// Under the scheduler's lock, before the next job can be in its turn: the position and
 		// lag's start move forward only, in source order.
-		a.committed = end.pos
+		a.committed = end.Pos
 		a.oldestPending.Store(oldest)
 	})
 	if err != nil {
@@ -255,30 +248,30 @@ func (a *Applier) committedAt(s *session, j *job, end saved) error {
 
 // committedBatch does the bookkeeping of a target transaction committed on the main session, or
 // an XA transaction's, that saved s.
-func (a *Applier) committedBatch(s saved) {
-	a.committed = s.pos
+func (a *Applier) committedBatch(s plan.Saved) {
+	a.committed = s.Pos
 	a.countSaved(s)
-	if !s.inTxn {
+	if !s.InTxn {
 		a.oldestPending.Store(0)
 	}
 }
 
 // countSaved counts a commit that saved s.
-func (a *Applier) countSaved(s saved) {
+func (a *Applier) countSaved(s plan.Saved) {
 	a.stats.Saves.Add(1)
-	if s.commits > 0 {
+	if s.Commits > 0 {
 		a.stats.Commits.Add(1)
-		a.stats.Transactions.Add(int64(s.commits))
-		a.stats.LastCommitted.Store(s.txTime)
-		a.stats.observePerCommit(s.commits)
+		a.stats.Transactions.Add(int64(s.Commits))
+		a.stats.LastCommitted.Store(s.TxTime)
+		a.stats.observePerCommit(s.Commits)
 	}
-	a.stats.Rows.Add(int64(s.rows))
+	a.stats.Rows.Add(int64(s.Rows))
 	a.progressed() // the fetch may still hold work: idle clears the clock once it holds none
 }
 
 // positionSQL is the statement that records s's position, fenced by the lease.
-func (a *Applier) positionSQL(s saved, now time.Time) string {
-	return a.cfg.Record.PositionSQL(s.pos, now.Unix(), s.txTime)
+func (a *Applier) positionSQL(s plan.Saved, now time.Time) string {
+	return a.cfg.Record.PositionSQL(s.Pos, now.Unix(), s.TxTime)
 }
 
 // setState records a state change, fenced by the lease.

@@ -4,20 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/workflow"
 )
 
 // ddl runs a DDL step (--on-ddl exec or exec_ignore): the DDL after a mark of its position. The
 // target transaction was committed before it.
-func (a *Applier) ddl(ctx context.Context, s *step) error {
-	e := s.ev
+func (a *Applier) ddl(ctx context.Context, s *plan.Step) error {
+	e := s.Event
 	if e.CutOver != "" {
 		if e.Query == e.CutOver {
-			return cutOverUnknown(e)
+			return plan.CutOverUnknown(e)
 		}
 		a.cfg.Logger.Info("online schema change cut-over: running the ALTER the tool ran on its shadow table on the table instead",
 			"cut_over", e.CutOver, "query", e.Query, "pos", e.Pos)
@@ -26,12 +26,12 @@ func (a *Applier) ddl(ctx context.Context, s *step) error {
 	// same multi-statement marks the DDL started, fenced: a process that lost the workflow fails
 	// there and never reaches the DDL, and the DDL's implicit commit makes the mark durable
 	// before the DDL runs.
-	s.stmts.insert(0, a.ddlMarkSQL(e.Pos))
+	s.Stmts.Insert(0, a.ddlMarkSQL(e.Pos))
 	// The DDL is pending until its position is saved: lag counts from it meanwhile.
 	if a.oldestPending.Load() == 0 {
 		a.oldestPending.Store(e.Timestamp)
 	}
-	err := a.flush(ctx, a.main, s.stmts)
+	err := a.flush(ctx, a.main, s.Stmts)
 	var fe *workflow.FenceError
 	maybeRan := e.Pos == a.cfg.DDLStarted
 	switch {
@@ -46,7 +46,7 @@ func (a *Applier) ddl(ctx context.Context, s *step) error {
 		// An earlier attempt ran this DDL and ended before recording its position.
 		a.cfg.Logger.Warn("DDL already executed by an attempt that ended before recording it; not running it again",
 			"query", e.Query, "pos", e.Pos, "error", err)
-	case a.cfg.OnDDL == OnDDLExec:
+	case a.cfg.OnDDL == plan.OnDDLExec:
 		// The server refused the DDL, so it did not run: drop the mark, so that a retry does
 		// not take the same refusal for a sign that it ran. Without the server's answer (a
 		// lost connection) it may have run, and the mark stays.
@@ -100,33 +100,4 @@ func alreadyApplied(err error) bool {
 		return true
 	}
 	return false
-}
-
-// ddlShape describes a DDL statement for a stall message: its first words, never a whole
-// statement that could carry values.
-func ddlShape(q string) string {
-	f := strings.Fields(q)
-	if len(f) > 4 {
-		f = f[:4]
-	}
-	return strings.Join(f, " ")
-}
-
-// requalify returns the DDL statement q with each byte range of refs (the source database as a
-// qualifier, in order) replaced by db, an identifier already quoted.
-func requalify(q string, refs [][2]int, db string) string {
-	if len(refs) == 0 {
-		return q
-	}
-	out := make([]byte, 0, len(q)+len(refs)*len(db))
-	last := 0
-	for _, r := range refs {
-		if r[0] < last || r[1] > len(q) || r[0] > r[1] {
-			return q // not ranges of q: leave the statement as the source ran it
-		}
-		out = append(out, q[last:r[0]]...)
-		out = append(out, db...)
-		last = r[1]
-	}
-	return string(append(out, q[last:]...))
 }

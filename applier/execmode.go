@@ -7,100 +7,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/vplayer/vplayer/event"
+	"github.com/vplayer/vplayer/applier/plan"
 )
-
-// Exec modes: what a row change that does not match the target does (--exec-mode, named after
-// replica_exec_mode).
-const (
-	// ExecModeStrict: an UPDATE or DELETE whose row is absent, or an INSERT of a key that exists,
-	// is a terminal error.
-	ExecModeStrict = "strict"
-	// ExecModeIdempotent: the after image is written, a delete of an absent row is skipped, and
-	// each one is counted and logged.
-	ExecModeIdempotent = "idempotent"
-)
-
-// Mismatch is the kind of a row change that does not match the target. Its values are stable
-// and used as the value of a metrics label.
-type Mismatch string
-
-const (
-	// UpdateMissing: an UPDATE whose row is absent on the target.
-	UpdateMissing Mismatch = "update_missing"
-	// DeleteMissing: a DELETE whose row is absent on the target.
-	DeleteMissing Mismatch = "delete_missing"
-	// InsertExists: an INSERT of a key that already exists on the target.
-	InsertExists Mismatch = "insert_exists"
-)
-
-func (m Mismatch) describe() string {
-	switch m {
-	case UpdateMissing:
-		return "UPDATE of a row that is absent on the target"
-	case DeleteMissing:
-		return "DELETE of a row that is absent on the target"
-	case InsertExists:
-		return "INSERT of a key that already exists on the target"
-	}
-	return string(m)
-}
-
-// MismatchError is a row change that does not match the target, in strict mode: terminal. It
-// names the table, the key values of the rows (never other columns), the source transaction and
-// the position the target transaction started from.
-type MismatchError struct {
-	Kind  Mismatch
-	Table string   // `schema`.`name` on the target
-	Key   string   // the key columns, `id` or (`a`,`b`)
-	Keys  []string // key values of the mismatched rows, as SQL literals; candidates when Exact is false
-	Exact bool     // Keys are the mismatched rows themselves, not the statement's candidates
-	GTID  string   // the source transaction (or first..last of those that the statement holds)
-	Pos   string   // the committed position the target transaction started from
-	// Cause is the target's own error, for an INSERT of an existing key (its duplicate-key error).
-	Cause error
-	// Partial says the change came as a partial row image (binlog_row_image MINIMAL or NOBLOB):
-	// no mode can write the row it misses, the image lacking columns.
-	Partial bool
-}
-
-func (e *MismatchError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "row mismatch: %s: table %s", e.Kind.describe(), e.Table)
-	if len(e.Keys) > 0 {
-		if e.Exact {
-			fmt.Fprintf(&b, ", key %s=%s", e.Key, strings.Join(e.Keys, ","))
-		} else {
-			fmt.Fprintf(&b, ", key %s one of %s", e.Key, strings.Join(e.Keys, ","))
-		}
-	}
-	if e.Cause != nil {
-		fmt.Fprintf(&b, " (%v)", e.Cause)
-	}
-	if e.GTID != "" {
-		fmt.Fprintf(&b, ", source transaction %s", e.GTID)
-	}
-	if e.Partial {
-		fmt.Fprintf(&b, ", after position %s; the source logged a partial row image (binlog_row_image MINIMAL or NOBLOB), which lacks columns of the row: no exec mode can write it, so the stream stops here: re-sync the table (re-create the workflow so that it copies it again), and log FULL images if rows can go missing on the target", e.Pos)
-		return b.String()
-	}
-	fmt.Fprintf(&b, ", after position %s; --exec-mode strict stops here: correct the target's row, or run with --exec-mode idempotent to write the source's image", e.Pos)
-	return b.String()
-}
-
-// Is makes errors.Is(err, ErrRowMismatch) true.
-func (e *MismatchError) Is(target error) bool { return target == ErrRowMismatch }
-
-// Unwrap returns the target's error, if any.
-func (e *MismatchError) Unwrap() error { return e.Cause }
-
-// ErrRowMismatch is matched by every *MismatchError.
-var ErrRowMismatch = errors.New("row mismatch")
 
 // MismatchKey identifies a counter of mismatches: a target table and a kind.
 type MismatchKey struct {
 	Table string // schema.name, unquoted
-	Kind  Mismatch
+	Kind  plan.Mismatch
 }
 
 // mismatchCounts counts the mismatches idempotent mode let through. Written by the applier,
@@ -131,80 +44,30 @@ func (s *Stats) Mismatches() map[MismatchKey]int64 {
 	return out
 }
 
-// check is what one statement of a batch must affect: want rows (rows matched, the target pool
-// running with clientFoundRows). A shortfall (or, for want 0, any row) is a mismatch of kind.
-type check struct {
-	stmt int // the statement's index in the batch
-	want int64
-	// counted marks the check of a counted upsert (appendCountedUpsert): want is 1, and 0 means
-	// that at least one of keys was absent, in this transaction: a mismatch, whose keys are then
-	// looked up.
-	counted bool
-	kind    Mismatch
-	t       *table
-	keys    []string    // key literals of the statement's rows; nil when rows or row holds them
-	rows    []event.Row // the rows of a multi-row statement, when keys is nil
-	row     event.Row   // the row of a one-row statement, when keys and rows are nil
-	// before says whether rows' key is in the before image (update, delete) or the after image.
-	before bool
-	gtid   string
-	// partial marks the check of an UPDATE from a partial after image: the row it misses cannot
-	// be written through in idempotent mode, whose mismatch is then terminal as in strict mode.
-	partial bool
-}
-
-// expect makes the statement just begun in b carry c.
-func (b *batch) expect(c check) {
-	c.stmt = b.n - 1
-	b.checks = append(b.checks, c)
-}
-
-// keyLiterals returns c's key literals, computing them from its rows if need be.
-func (c *check) keyLiterals() []string {
-	if c.keys != nil {
-		return c.keys
-	}
-	rows := c.rows
-	if rows == nil {
-		rows = []event.Row{c.row}
-	}
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		img := r.After
-		if c.before {
-			img = r.Before
-		}
-		if k, err := keyOf(c.t, img); err == nil {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 // verify compares the rows each checked statement affected with what it had to. affected[i] is
 // statement first+i's count. In strict mode the first mismatch is returned as a *MismatchError;
 // in idempotent mode every one is counted and logged.
-func (a *Applier) verify(ctx context.Context, s *session, checks []check, first int, affected []int64) error {
+func (a *Applier) verify(ctx context.Context, s *session, checks []plan.Check, first int, affected []int64) error {
 	for i := range checks {
 		c := &checks[i]
-		idx := c.stmt - first
+		idx := c.Stmt - first
 		if idx < 0 || idx >= len(affected) {
 			continue
 		}
 		got := affected[idx]
 		var n int64
-		if c.want == 0 {
+		if c.Want == 0 {
 			n = got
 		} else {
-			n = c.want - got
+			n = c.Want - got
 		}
 		if n <= 0 {
 			continue
 		}
-		if c.counted {
+		if c.Counted {
 			return a.countedMismatch(ctx, s, c)
 		}
-		if a.cfg.ExecMode == ExecModeIdempotent && !c.partial {
+		if a.cfg.ExecMode == plan.ExecModeIdempotent && !c.Partial {
 			// A copy: the batch's checks are emptied once sent, before its commit.
 			m := writtenThrough{c: *c, n: n}
 			if s != nil {
@@ -222,7 +85,7 @@ func (a *Applier) verify(ctx context.Context, s *session, checks []check, first 
 
 // writtenThrough is a mismatch idempotent mode let through: n rows of c's statement.
 type writtenThrough struct {
-	c check
+	c plan.Check
 	n int64
 }
 
@@ -237,28 +100,28 @@ func (a *Applier) countCommitted(s *session) {
 // countMismatch counts and logs m, written through.
 func (a *Applier) countMismatch(m writtenThrough) {
 	c := &m.c
-	a.stats.mismatches.add(MismatchKey{Table: c.t.schema + "." + c.t.name, Kind: c.kind}, m.n)
+	a.stats.mismatches.add(MismatchKey{Table: c.Table.Schema() + "." + c.Table.Name(), Kind: c.Kind}, m.n)
 	if a.cfg.Copying {
 		return
 	}
-	keys := c.keyLiterals()
+	keys := c.KeyLiterals()
 	if len(keys) > 5 {
 		keys = keys[:5]
 	}
-	a.cfg.Logger.Warn("row mismatch written through (--exec-mode idempotent)", "table", c.t.quoted, "kind", string(c.kind),
-		"rows", m.n, "key", string(c.t.keyTuple), "candidates", strings.Join(keys, ","), "gtid", c.gtid)
+	a.cfg.Logger.Warn("row mismatch written through (--exec-mode idempotent)", "table", c.Table.Quoted(), "kind", string(c.Kind),
+		"rows", m.n, "key", c.Table.KeyColumns(), "candidates", strings.Join(keys, ","), "gtid", c.GTID)
 }
 
 // countedMismatch describes the mismatch a counted upsert found (strict mode only): the keys
 // of its rows that the target lacks, looked up as committed; all of them as candidates when the
 // lookup cannot tell (a key an earlier statement of this transaction removed).
-func (a *Applier) countedMismatch(ctx context.Context, s *session, c *check) error {
+func (a *Applier) countedMismatch(ctx context.Context, s *session, c *plan.Check) error {
 	_, from := a.where(s)
-	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: from}
-	keys := c.keyLiterals()
-	found, err := a.presentKeys(ctx, c.t, keys)
+	e := &plan.MismatchError{Kind: c.Kind, Table: c.Table.Quoted(), Key: c.Table.KeyColumns(), GTID: c.GTID, Pos: from}
+	keys := c.KeyLiterals()
+	found, err := a.presentKeys(ctx, c.Table, keys)
 	if err != nil {
-		a.cfg.Logger.Warn("could not tell which rows of the statement mismatched", "table", c.t.quoted, "error", err)
+		a.cfg.Logger.Warn("could not tell which rows of the statement mismatched", "table", c.Table.Quoted(), "error", err)
 	}
 	for _, k := range keys {
 		if err == nil && !found[k] {
@@ -275,10 +138,10 @@ func (a *Applier) countedMismatch(ctx context.Context, s *session, c *check) err
 // asks the target (over another connection, so outside this transaction) which of them are
 // absent, or present for an INSERT: the committed state, which is what the statement met unless
 // an earlier statement of this same transaction had changed the key.
-func (a *Applier) mismatchError(ctx context.Context, s *session, c *check, n int64) error {
+func (a *Applier) mismatchError(ctx context.Context, s *session, c *plan.Check, n int64) error {
 	_, from := a.where(s)
-	e := &MismatchError{Kind: c.kind, Table: c.t.quoted, Key: string(c.t.keyTuple), GTID: c.gtid, Pos: from, Partial: c.partial}
-	keys := c.keyLiterals()
+	e := &plan.MismatchError{Kind: c.Kind, Table: c.Table.Quoted(), Key: c.Table.KeyColumns(), GTID: c.GTID, Pos: from, Partial: c.Partial}
+	keys := c.KeyLiterals()
 	if e.Key == "" {
 		e.Key = "(every column)"
 	}
@@ -286,13 +149,13 @@ func (a *Applier) mismatchError(ctx context.Context, s *session, c *check, n int
 		e.Keys, e.Exact = keys, true
 		return e
 	}
-	found, err := a.presentKeys(ctx, c.t, keys)
+	found, err := a.presentKeys(ctx, c.Table, keys)
 	if err != nil {
-		a.cfg.Logger.Warn("could not tell which rows of the statement mismatched", "table", c.t.quoted, "error", err)
+		a.cfg.Logger.Warn("could not tell which rows of the statement mismatched", "table", c.Table.Quoted(), "error", err)
 	} else {
 		var exact []string
 		for _, k := range keys {
-			if found[k] == (c.kind == InsertExists) {
+			if found[k] == (c.Kind == plan.InsertExists) {
 				exact = append(exact, k)
 			}
 		}
@@ -310,8 +173,8 @@ func (a *Applier) mismatchError(ctx context.Context, s *session, c *check, n int
 
 // presentKeys returns which of keys (literals of t's key, at most a few hundred) exist on the
 // target, as committed: one query, one EXISTS per key.
-func (a *Applier) presentKeys(ctx context.Context, t *table, keys []string) (map[string]bool, error) {
-	if len(t.keyTuple) == 0 || len(keys) == 0 || len(keys) > foldChunk {
+func (a *Applier) presentKeys(ctx context.Context, t *plan.Table, keys []string) (map[string]bool, error) {
+	if t.KeyColumns() == "" || len(keys) == 0 || len(keys) > plan.FoldChunk {
 		return nil, errors.New("no keys to look up")
 	}
 	var q strings.Builder
@@ -320,7 +183,7 @@ func (a *Applier) presentKeys(ctx context.Context, t *table, keys []string) (map
 		if i > 0 {
 			q.WriteByte(',')
 		}
-		fmt.Fprintf(&q, "EXISTS(SELECT 1 FROM %s WHERE %s IN (%s))", t.quoted, t.keyTuple, k)
+		fmt.Fprintf(&q, "EXISTS(SELECT 1 FROM %s WHERE %s IN (%s))", t.Quoted(), t.KeyColumns(), k)
 	}
 	present := make([]bool, len(keys))
 	ptrs := make([]any, len(keys))
@@ -335,21 +198,4 @@ func (a *Applier) presentKeys(ctx context.Context, t *table, keys []string) (map
 		found[k] = present[i]
 	}
 	return found, nil
-}
-
-// appendTouch appends UPDATE t SET k=k WHERE key IN (keys): it changes nothing and, counted in
-// rows matched, says how many of keys exist.
-func appendTouch(b *batch, t *table, keys []string) { appendTouchShape(b, t, keys, t.updateShape) }
-
-// appendTouchShape is appendTouch under another shape.
-func appendTouchShape(b *batch, t *table, keys []string, shape string) {
-	b.begin(shape)
-	c := t.cols[t.key[0]].quoted
-	b.buf = append(b.buf, "UPDATE "...)
-	b.buf = append(b.buf, t.quoted...)
-	b.buf = append(b.buf, " SET "...)
-	b.buf = append(b.buf, c...)
-	b.buf = append(b.buf, '=')
-	b.buf = append(b.buf, c...)
-	appendKeyIn(b, t, keys)
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/vplayer/vplayer/applier/plan"
 )
 
 // Parallel apply (Config.Workers > 1, --apply-workers). The Run goroutine plans and becomes a
@@ -21,7 +23,7 @@ import (
 // Order. A job whose writeset overlaps an earlier job's that has not committed does not start
 // before that one committed: the dispatcher holds it while it is small (the next fetch can still
 // grow it), and otherwise its worker waits. A job whose rows all folded is split instead (see
-// planConfig.split): its worker sends the statements of the keys no job in flight touches at
+// plan.Config.Split): its worker sends the statements of the keys no job in flight touches at
 // once, and the others (the job's late part) once the job it depends on committed. Folded keys
 // are independent of one another (a foldable table has no other unique key, no foreign key and
 // no trigger), so the split changes no outcome, and a batch that shares a key or two with the one
@@ -75,13 +77,13 @@ const (
 
 // job is one batch run by a worker.
 type job struct {
-	check *batch // strict mode's checked statements, sent first; may be nil
-	stmts *batch
+	check *plan.Batch // strict mode's checked statements, sent first; may be nil
+	stmts *plan.Batch
 	// late, when set, holds the statements of the keys that dep may touch: the rest runs at once,
-	// late once dep committed (see planConfig.split).
-	late  *batch
-	end   saved
-	ws    *writeset
+	// late once dep committed (see plan.Config.Split).
+	late  *plan.Batch
+	end   plan.Saved
+	ws    *plan.Writeset
 	gtid  string // its last source transaction, for messages
 	from  string // the position it starts from, for messages
 	first int64  // source commit time (unix s) of its first transaction; 0 when unknown
@@ -103,7 +105,7 @@ type worker struct {
 	job      atomic.Pointer[job] // the job it runs, for messages
 	killed   atomic.Bool         // the lock watcher killed the statement running on its session
 	txOpen   bool                // owned by the worker's goroutine; read after it ended
-	tail     batch               // the position and COMMIT of a job that waited for its turn
+	tail     plan.Batch          // the position and COMMIT of a job that waited for its turn
 }
 
 // pool is the attempt's workers, when Config.Workers > 1.
@@ -182,10 +184,10 @@ func (a *Applier) releaseWorkers(cause error) {
 // run runs planned steps where the scheduler places them: a commit of a batch held until its
 // commit on a free worker, every other step on the main session once the jobs dispatched have
 // committed. Serial apply places every step on the main session.
-func (a *Applier) run(ctx context.Context, steps []step) error {
+func (a *Applier) run(ctx context.Context, steps []plan.Step) error {
 	for i := range steps {
 		st := &steps[i]
-		if st.kind == stepBegin {
+		if st.Kind == plan.StepBegin {
 			continue // the batch's BEGIN goes with its first statements, wherever they run
 		}
 		where, dep := a.sched.place(st)
@@ -248,21 +250,21 @@ func (a *Applier) openBatch() openBatch {
 
 // dispatch hands the batch that st commits to a free worker, a job after dep (nil: none), and
 // returns the job.
-func (a *Applier) dispatch(ctx context.Context, st *step, dep *job) (*job, error) {
+func (a *Applier) dispatch(ctx context.Context, st *plan.Step, dep *job) (*job, error) {
 	var w *worker
 	select {
 	case w = <-a.pool.free:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	for _, b := range []*batch{st.check, st.late, st.stmts} {
+	for _, b := range []*plan.Batch{st.Check, st.Late, st.Stmts} {
 		if b != nil {
-			a.plan.detach(b)
+			a.plan.Detach(b)
 		}
 	}
 	j, reuse := a.sched.dispatch(st, dep, a.plan.State().GTID)
 	for _, b := range reuse {
-		a.plan.reuse(b)
+		a.plan.Reuse(b)
 	}
 	a.lastSave = a.cfg.Now()
 	w.jobs <- j // the worker is free: it never blocks

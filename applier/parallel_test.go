@@ -7,85 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/event"
 )
-
-// TestOverlapsIndexed: the executor's indexed overlap test agrees with the pairwise rule of
-// writeset.overlaps on random writesets of values, whole keys and whole tables.
-func TestOverlapsIndexed(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	random := func() *writeset {
-		var w writeset
-		for range rng.IntN(6) {
-			tbl := fmt.Sprintf("`s`.`t%d`", rng.IntN(3))
-			switch r := rng.IntN(20); {
-			case r == 0:
-				w.add(wkey{table: tbl})
-			case r == 1:
-				w.add(wkey{table: tbl, index: fmt.Sprintf("u%d", rng.IntN(2))})
-			default:
-				w.add(wkey{table: tbl, index: fmt.Sprintf("u%d", rng.IntN(2)), value: fmt.Sprint(rng.IntN(8))})
-			}
-		}
-		w.barrier = rng.IntN(40) == 0
-		return &w
-	}
-	overlapping := 0
-	for i := range 20000 {
-		a, b := random(), random()
-		want := a.overlaps(b)
-		if got := a.overlapsIndexed(b); got != want {
-			t.Fatalf("case %d: overlapsIndexed = %v, overlaps = %v\n  a %q barrier %v\n  b %q barrier %v", i, got, want, keysOf(a), a.barrier, keysOf(b), b.barrier)
-		}
-		if got := b.overlapsIndexed(a); got != want {
-			t.Fatalf("case %d: reversed overlapsIndexed = %v, overlaps = %v", i, got, want)
-		}
-		if want {
-			overlapping++
-		}
-	}
-	if overlapping < 1000 || overlapping > 19000 {
-		t.Fatalf("%d of 20000 cases overlap: the generator tests too little of one side", overlapping)
-	}
-}
-
-// TestBatchTruncate: truncate takes back the statements added after n, their checks with them,
-// and the batch grows again as before.
-func TestBatchTruncate(t *testing.T) {
-	var b batch
-	b.add("INSERT `t`", "INSERT INTO t VALUES (1)")
-	b.add("UPDATE `t`", "UPDATE t SET v=1 WHERE id=2")
-	b.checks = append(b.checks, check{stmt: 1, want: 1})
-	b.truncate(2) // nothing added: nothing changes
-	if b.n != 2 || b.stmt(1) != "UPDATE t SET v=1 WHERE id=2" || len(b.checks) != 1 {
-		t.Fatalf("truncate to its own length changed the batch: %d statements %q", b.n, b.buf)
-	}
-	b.add("", "UPDATE pos")
-	b.add("", "COMMIT")
-	b.truncate(2)
-	if got, want := string(b.buf), "INSERT INTO t VALUES (1);UPDATE t SET v=1 WHERE id=2"; got != want || b.n != 2 {
-		t.Fatalf("after truncate: %d statements %q, want 2 %q", b.n, got, want)
-	}
-	b.add("", "COMMIT")
-	if got, want := string(b.buf), "INSERT INTO t VALUES (1);UPDATE t SET v=1 WHERE id=2;COMMIT"; got != want || b.stmt(2) != "COMMIT" {
-		t.Fatalf("grown again: %q, want %q", got, want)
-	}
-	b.truncate(1)
-	if len(b.checks) != 0 || string(b.buf) != "INSERT INTO t VALUES (1)" {
-		t.Fatalf("truncate(1) kept %q and %d checks", b.buf, len(b.checks))
-	}
-	b.truncate(0)
-	if b.n != 0 || len(b.buf) != 0 {
-		t.Fatalf("truncate(0) kept %q", b.buf)
-	}
-}
 
 // TestWork_longestStatementAndWorker: with workers, the watchdog's probe names the round trip in
 // flight longest, with its worker, and the oldest open transaction of any session.
@@ -175,7 +105,7 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, j := range taken() {
-			jobs = append(jobs, j.end.commits)
+			jobs = append(jobs, j.end.Commits)
 			commit(j)
 		}
 		if p.held {
@@ -183,7 +113,7 @@ func TestMaybeCut_overlappingBatchGrows(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, j := range taken() {
-				jobs = append(jobs, j.end.commits)
+				jobs = append(jobs, j.end.Commits)
 				commit(j)
 			}
 		}
@@ -223,7 +153,7 @@ func TestMaybeCut_stillHotStaysOnTheMainSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, j := range f.taken() {
-			jobs = append(jobs, j.end.commits)
+			jobs = append(jobs, j.end.Commits)
 			f.commit(j)
 		}
 		return jobs, int(a.stats.Transactions.Load() - before)
@@ -247,7 +177,7 @@ func TestMaybeCut_stillHotStaysOnTheMainSession(t *testing.T) {
 // would. A job the test puts in p.inflight stands for a fourth worker's.
 type dispatcherFixture struct {
 	a    *Applier
-	hot  *table // `s`.`hot` (id, v), primary key id: its rows fold
+	hot  *plan.Table // `s`.`hot` (id, v), primary key id: its rows fold
 	main *recordingConn
 	ws   []*worker
 	seq  int
@@ -256,7 +186,7 @@ type dispatcherFixture struct {
 func newDispatcherFixture(t *testing.T, ctx context.Context) *dispatcherFixture {
 	t.Helper()
 	f := &dispatcherFixture{
-		hot:  wsTable("hot", []column{intCol("id", true), intCol("v", true)}, pk("id")),
+		hot:  intTable(t, "hot", "id", "v"),
 		main: &recordingConn{},
 	}
 	a := New(Config{Workers: 4, Record: stubRecord{}})
@@ -270,8 +200,8 @@ func newDispatcherFixture(t *testing.T, ctx context.Context) *dispatcherFixture 
 	}
 	t.Cleanup(func() { conn.Close() })
 	a.main = &session{conn: conn, tr: &tracker{}}
-	a.plan = newPlanner(planConfig{onDDL: a.cfg.OnDDL, execMode: a.cfg.ExecMode, maxBatch: parallelMaxBatch,
-		writesets: true, parallel: true}, "MariaDB/0-1-0")
+	a.plan = plan.New(plan.Config{OnDDL: a.cfg.OnDDL, ExecMode: a.cfg.ExecMode, MaxBatch: parallelMaxBatch,
+		Writesets: true, Parallel: true}, "MariaDB/0-1-0")
 	a.sched = newScheduler(4, "MariaDB/0-1-0")
 	a.pool.free = make(chan *worker, 4)
 	for i := range 3 {
@@ -323,7 +253,7 @@ func (f *dispatcherFixture) txn(id int32) []*event.Event {
 	f.seq++
 	return []*event.Event{
 		{Type: event.Begin, GTID: fmt.Sprintf("0-1-%d", f.seq)},
-		{Type: event.Rows, Table: hotTable, Kind: event.Update, Rows: []event.Row{upd(vals(id, int32(f.seq-1)), vals(id, int32(f.seq)))}},
+		{Type: event.Rows, Table: hotTable, Kind: event.Update, Rows: []event.Row{{Before: []any{id, int32(f.seq - 1)}, After: []any{id, int32(f.seq)}}}},
 		{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", f.seq)},
 	}
 }
@@ -334,8 +264,8 @@ func (f *dispatcherFixture) heldJob(t *testing.T, ctx context.Context, commits i
 	t.Helper()
 	select {
 	case j := <-f.ws[0].jobs:
-		if j.end.commits != commits {
-			t.Errorf("%s: the held batch went as a job of %d transactions, want %d", when, j.end.commits, commits)
+		if j.end.Commits != commits {
+			t.Errorf("%s: the held batch went as a job of %d transactions, want %d", when, j.end.Commits, commits)
 		}
 		return j
 	case <-ctx.Done():
@@ -346,11 +276,11 @@ func (f *dispatcherFixture) heldJob(t *testing.T, ctx context.Context, commits i
 
 // inFlight puts a job holding rows ids in flight, as a fourth worker's.
 func (f *dispatcherFixture) inFlight(ids ...int32) *job {
-	var held writeset
+	var held plan.Writeset
 	for _, id := range ids {
-		held.addRows(f.hot, []event.Row{ins(id, int32(0))})
+		held.AddRows(f.hot, []event.Row{{After: []any{id, int32(0)}}})
 	}
-	j := &job{ws: &held, stmts: &batch{}, done: make(chan struct{})}
+	j := &job{ws: &held, stmts: &plan.Batch{}, done: make(chan struct{})}
 	s := f.a.sched
 	s.mu.Lock()
 	s.inflight = append(s.inflight, j)
@@ -394,7 +324,7 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := f.taken()
-	if len(jobs) != 1 || jobs[0].end.commits != 10 || p.held {
+	if len(jobs) != 1 || jobs[0].end.Commits != 10 || p.held {
 		t.Fatalf("once the job in flight committed: %d jobs (%v), held %v; want one job of the 10 transactions", len(jobs), commitsOf(jobs), p.held)
 	}
 	f.commit(jobs[0])
@@ -404,7 +334,7 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs = f.taken()
-	if len(jobs) != 1 || jobs[0].end.commits != 1 || p.held {
+	if len(jobs) != 1 || jobs[0].end.Commits != 1 || p.held {
 		t.Fatalf("a fetch with no job in flight: %d jobs (%v), held %v; want one job of its transaction", len(jobs), commitsOf(jobs), p.held)
 	}
 	if wctx, done := p.wakeWhenCommitted(ctx); wctx != ctx {
@@ -420,7 +350,7 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if jobs := f.taken(); len(jobs) != 1 || jobs[0].end.commits != cutTxns || p.held {
+	if jobs := f.taken(); len(jobs) != 1 || jobs[0].end.Commits != cutTxns || p.held {
 		t.Fatalf("a held batch of %d transactions: jobs %v, held %v; want one job of %d", cutTxns, commitsOf(jobs), p.held, cutTxns)
 	}
 	f.commit(dep)
@@ -444,7 +374,7 @@ func TestHoldOpen_smallBatchesWaitForTheJobInFlight(t *testing.T) {
 	if err := a.apply(ctx, f.txn(202)); err != nil {
 		t.Fatal(err)
 	}
-	if jobs := f.taken(); len(jobs) != 1 || jobs[0].end.commits != 3 || p.held {
+	if jobs := f.taken(); len(jobs) != 1 || jobs[0].end.Commits != 3 || p.held {
 		t.Fatalf("held for IdleWait: jobs %v, held %v; want one job of its 3 transactions", commitsOf(jobs), p.held)
 	}
 	if len(f.main.trips) != 0 {
@@ -588,7 +518,7 @@ func TestSettle_plannerErrorOfTheHeldBatch(t *testing.T) {
 	f.seq++
 	bad := []*event.Event{
 		{Type: event.Begin, GTID: fmt.Sprintf("0-1-%d", f.seq)},
-		{Type: event.Rows, Table: hotTable, Kind: event.Insert, Rows: []event.Row{ins(int32(2), struct{}{})}},
+		{Type: event.Rows, Table: hotTable, Kind: event.Insert, Rows: []event.Row{{After: []any{int32(2), struct{}{}}}}},
 		{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", f.seq)},
 	}
 	if err := a.apply(ctx, bad); err != nil {
@@ -597,8 +527,8 @@ func TestSettle_plannerErrorOfTheHeldBatch(t *testing.T) {
 	if !p.held {
 		t.Fatal("the batch is not held")
 	}
-	if err := a.settle(ctx); !errors.Is(err, ErrUnsupportedValue) {
-		t.Fatalf("settle = %v, want the planner's %v", err, ErrUnsupportedValue)
+	if err := a.settle(ctx); !errors.Is(err, plan.ErrUnsupportedValue) {
+		t.Fatalf("settle = %v, want the planner's %v", err, plan.ErrUnsupportedValue)
 	}
 	if jobs := f.taken(); len(jobs) != 0 {
 		t.Errorf("a batch the planner failed on went out as %d jobs", len(jobs))
@@ -611,19 +541,16 @@ func TestSettle_plannerErrorOfTheHeldBatch(t *testing.T) {
 // forgotten when it will run again. What is kept outlives the batch, whose checks are emptied
 // once sent.
 func TestVerify_mismatchesWaitForTheCommit(t *testing.T) {
-	a := New(Config{Workers: 2, ExecMode: ExecModeIdempotent, Record: stubRecord{}, Logger: slog.New(slog.DiscardHandler)})
-	tbl := wsTable("t", []column{intCol("id", true), intCol("v", true)}, pk("id"))
-	key := MismatchKey{Table: "s.t", Kind: UpdateMissing}
-	var b batch
+	a := New(Config{Workers: 2, ExecMode: plan.ExecModeIdempotent, Record: stubRecord{}, Logger: slog.New(slog.DiscardHandler)})
+	tbl := intTable(t, "t", "id", "v")
+	key := MismatchKey{Table: "s.t", Kind: plan.UpdateMissing}
 	find := func(s *session) {
 		t.Helper()
-		b.reset()
-		b.add("", "UPDATE t")
-		b.expect(check{want: 1, kind: UpdateMissing, t: tbl, keys: []string{"7"}})
-		if err := a.verify(t.Context(), s, b.checksIn(0, 1), 0, []int64{0}); err != nil {
+		checks := []plan.Check{{Stmt: 0, Want: 1, Kind: plan.UpdateMissing, Table: tbl, Keys: []string{"7"}}}
+		if err := a.verify(t.Context(), s, checks, 0, []int64{0}); err != nil {
 			t.Fatal(err)
 		}
-		b.reset() // as flush does, before the commit
+		clear(checks) // as flush does to the batch's, before the commit
 	}
 	for _, s := range []*session{{tr: &tracker{}, w: &worker{n: 1}}, {tr: &tracker{}}} {
 		before := a.stats.Mismatches()[key]
@@ -680,7 +607,7 @@ func TestFetchFailed(t *testing.T) {
 func commitsOf(jobs []*job) []int {
 	out := make([]int, len(jobs))
 	for i, j := range jobs {
-		out[i] = j.end.commits
+		out[i] = j.end.Commits
 	}
 	return out
 }

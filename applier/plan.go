@@ -1,438 +1,49 @@
 package applier
 
-import (
-	"fmt"
+import "github.com/vplayer/vplayer/applier/plan"
 
-	"github.com/vplayer/vplayer/event"
-	"github.com/vplayer/vplayer/sqlq"
+// The planner is package plan (applier/plan): events and table definitions in, steps out. These
+// are the names of it the applier's importers use, kept here so that they import the applier
+// alone.
+
+// On-DDL policies (--on-ddl).
+const (
+	OnDDLIgnore     = plan.OnDDLIgnore
+	OnDDLStop       = plan.OnDDLStop
+	OnDDLExec       = plan.OnDDLExec
+	OnDDLExecIgnore = plan.OnDDLExecIgnore
 )
 
-// The applier is a planner and an executor. The planner is pure: relay-log events and the target
-// tables' definitions in, steps out, with no I/O, no database handle and no clock. Its steps hold
-// the exact SQL the executor sends, cut where the executor must send it (a transaction that
-// continues in the next fetch, a batch over MaxBatchBytes, the checked statements of strict mode
-// before the statement that commits them), and, for each target transaction (a batch), the
-// position it ends at and, when asked for, its writeset. The executor (Applier) runs each step on
-// its target session and writes what only it can: the record's position, DDL mark and fence,
-// which need the lease and the clock, at the place the step says.
-//
-// Steps are planned one event at a time and must be run, in order, before the next call: the
-// executor's outcome can change what the planner plans next (an XA transaction found already
-// prepared, a DDL that failed under exec_ignore), and the planner reuses the statements of the
-// steps it handed out.
+// Exec modes (--exec-mode): see plan.ExecModeStrict and plan.ExecModeIdempotent.
+const (
+	ExecModeStrict     = plan.ExecModeStrict
+	ExecModeIdempotent = plan.ExecModeIdempotent
+)
 
-// planConfig configures a planner.
-type planConfig struct {
-	targetDB string
-	onDDL    string
-	execMode string
-	maxBatch int               // statements are handed out once they reach this many bytes
-	stopAt   func(string) bool // nil: no stop position
-	// writesets makes commit steps carry the writeset of their rows. Off, the planner spends
-	// nothing on them.
-	writesets bool
-	// parallel plans for an executor that runs batches on several sessions: each target
-	// transaction sets foreign_key_checks before its first rows that need it, whatever the
-	// session did before, and a transaction that continues in the next fetch is not sent until
-	// it commits or its statements reach maxBatch.
-	parallel bool
-	// fkOff, when set, names the tables whose rows go in with foreign_key_checks off whatever
-	// the source's rows events say (Config.ForeignKeyChecksOff).
-	fkOff func(table string) bool
-	// split lets a commit of a batch whose rows all folded put the statements of the keys that
-	// batches still in flight may touch (see planner.InFlight) into the step's late part, which
-	// the executor sends once those batches committed, so that the rest runs beside them.
-	split bool
-}
+// Mismatch is the kind of a row change that does not match the target: see plan.Mismatch.
+type Mismatch = plan.Mismatch
 
-// planner turns events into steps: see the comment at the top of this file. The zero value is
-// not usable: see newPlanner.
-type planner struct {
-	cfg   planConfig
-	cur   *batch   // statements not yet handed out
-	used  []*batch // handed out in the steps of the last call
-	spare []*batch // free again
-	steps []step
+// The kinds of Mismatch.
+const (
+	UpdateMissing = plan.UpdateMissing
+	DeleteMissing = plan.DeleteMissing
+	InsertExists  = plan.InsertExists
+)
 
-	group rowGroup
-	fold  fold
-	ws    writeset
+// MismatchError is a row change that does not match the target, in strict mode: see
+// plan.MismatchError.
+type MismatchError = plan.MismatchError
 
-	fkOff     bool // the session's foreign_key_checks is off once the planned statements ran
-	fkUnknown bool // the session's foreign_key_checks may be other than fkOff says
-	mainFKOff bool // the main session's fkOff while an XA session is the current one
-	txOpen    bool // a target transaction is open
-	inTxn     bool // a source transaction is open (split across fetches)
-	xid       string
-	xaSkip    bool // the open XA transaction is already prepared on the target: skip its rows
-	gtid      string
-	pos       string
-	txTime    int64
-	commits   int // source transactions in the open target transaction
-	rows      int
-	txnBytes  int    // binlog bytes of the open source transaction's rows events
-	skipPos   string // position of skipped transactions not yet saved
-	skipTime  int64
-	stopped   bool
-	// inflight are the writesets of the batches in flight when the next step is planned (nil
-	// for a batch that has none: it overlaps everything), given by InFlight.
-	inflight []*writeset
-}
+// InexactError is a change that cannot be applied exactly: see plan.InexactError.
+type InexactError = plan.InexactError
 
-// newPlanner returns a planner whose target session holds no transaction, at position pos.
-func newPlanner(cfg planConfig, pos string) *planner {
-	if cfg.onDDL == "" {
-		cfg.onDDL = OnDDLIgnore
-	}
-	if cfg.execMode == "" {
-		cfg.execMode = ExecModeStrict
-	}
-	return &planner{cfg: cfg, cur: new(batch), pos: pos}
-}
-
-// recycle frees the statements of the last call's steps.
-func (p *planner) recycle() {
-	for _, b := range p.used {
-		b.reset()
-		p.spare = append(p.spare, b)
-	}
-	clear(p.used)
-	p.used = p.used[:0]
-	clear(p.steps)
-	p.steps = p.steps[:0]
-}
-
-// take hands out the pending statements and starts new ones.
-func (p *planner) take() *batch {
-	b := p.cur
-	p.used = append(p.used, b)
-	p.cur = p.fresh()
-	return b
-}
-
-// fresh returns an empty batch: a spare one, or a new one.
-func (p *planner) fresh() *batch {
-	if n := len(p.spare); n > 0 {
-		b := p.spare[n-1]
-		p.spare = p.spare[:n-1]
-		return b
-	}
-	return new(batch)
-}
-
-// session is the XA transaction whose session the statements planned now run on.
-func (p *planner) session() string {
-	if p.xaSkip {
-		return ""
-	}
-	return p.xid
-}
-
-func (p *planner) emit(s step) { p.steps = append(p.steps, s) }
-
-// Event plans e; t is the definition of e's table when e is a rows event that TakesRows. The
-// steps are valid until the next call.
-func (p *planner) Event(e *event.Event, t *table) ([]step, error) {
-	p.recycle()
-	if p.stopped {
-		return nil, nil
-	}
-	if err := p.event(e, t); err != nil {
-		return p.steps, err
-	}
-	return p.steps, nil
-}
-
-func (p *planner) event(e *event.Event, t *table) error {
-	switch e.Type {
-	case event.Begin:
-		p.gtid = e.GTID
-		p.txnBytes = 0
-		if e.XID != "" {
-			if err := p.xaStart(e); err != nil {
-				return err
-			}
-		} else {
-			p.openTx()
-		}
-		p.inTxn = true
-	case event.Statement:
-		return p.statementError(e)
-	case event.Rows:
-		if p.xaSkip {
-			return nil // an XA transaction an earlier attempt prepared on the target
-		}
-		if !p.txOpen {
-			return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
-		}
-		p.txnBytes += e.Bytes()
-		if err := p.addRows(e, t); err != nil {
-			return err
-		}
-	case event.Commit:
-		// The row group stays open across the commit: the transactions of a fetch share one
-		// target transaction, so consecutive inserts (or key deletes) of one table from
-		// successive source transactions become one statement, in the same order.
-		p.inTxn = false
-		p.pos, p.txTime = e.Pos, e.Timestamp
-		p.commits++
-		if p.xid != "" {
-			if err := p.xaOnePhase(); err != nil {
-				return err
-			}
-		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
-	case event.XAPrepare:
-		p.inTxn = false
-		if err := p.xaPrepare(e); err != nil {
-			return err
-		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
-	case event.XACommit, event.XARollback:
-		if err := p.xaEnd(e); err != nil {
-			return err
-		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
-	case event.Skip:
-		if p.txOpen {
-			p.pos = e.Pos
-		} else {
-			p.skipPos, p.skipTime = e.Pos, e.Timestamp
-		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
-	case event.DDL:
-		if err := p.ddl(e); err != nil || p.stopped {
-			return err
-		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
-	}
-	if p.cfg.parallel && !p.inTxn && p.txOpen && p.xid == "" && p.fold.full() {
-		// Committed here rather than flushed while open: a batch whose rows all folded can
-		// be split (see flushSplit).
-		return p.commit()
-	}
-	if len(p.cur.buf) >= p.cfg.maxBatch {
-		switch {
-		case !p.cfg.parallel || p.xid != "":
-			p.send()
-		case !p.inTxn && p.txOpen:
-			return p.commit() // a batch for a worker, held until its commit
-		case p.inTxn && p.largeTxn():
-			p.send() // the open source transaction alone is large: it runs on the main session
-		}
-		// Else the batch is cut at its open transaction's COMMIT, just past maxBatch.
-	}
-	return nil
-}
-
-// largeTxn reports whether the open source transaction is large enough, with workers, to be sent
-// before its commit (on the main session, alone) rather than held for a worker: what a fetch
-// ends in the middle of is then held only when it is small.
-func (p *planner) largeTxn() bool { return p.txnBytes >= largeTxnBytes }
-
-// largeTxnBytes is the size of a source transaction that largeTxn calls large.
-const largeTxnBytes = 128 << 10
-
-// EndFetch plans the end of a fetch: its transactions commit together, unless the last one
-// continues in the next fetch, whose statements so far are sent.
-func (p *planner) EndFetch() ([]step, error) {
-	p.recycle()
-	if p.stopped {
-		return nil, nil
-	}
-	if !p.inTxn {
-		return p.steps, p.commit()
-	}
-	// Workers run a batch whole at its commit: one source transaction continuing in the next
-	// fetch is held, its rows left in the fold, unless it is already large enough to run alone
-	// on the main session.
-	if !p.cfg.parallel || p.largeTxn() {
-		if err := p.flushPending(); err != nil {
-			return p.steps, err
-		}
-		p.send()
-	}
-	return p.steps, nil
-}
-
-// Cut plans the commit of the open target transaction at a transaction boundary, before the
-// fetch ends: an executor with a free session runs what is planned so far while the rest of the
-// fetch is planned. Nothing when a source transaction is open.
-func (p *planner) Cut() ([]step, error) {
-	p.recycle()
-	if p.stopped || p.inTxn || !p.txOpen {
-		return nil, nil
-	}
-	return p.steps, p.commit()
-}
-
-// SaveSkipped plans saving the position of skipped transactions in a transaction of its own.
-func (p *planner) SaveSkipped() ([]step, error) {
-	p.recycle()
-	p.pos, p.txTime = p.skipPos, p.skipTime
-	return p.steps, p.savePos()
-}
-
-func (p *planner) reachedStop(pos string) bool {
-	return p.cfg.stopAt != nil && p.cfg.stopAt(pos)
-}
-
-// openTx begins a target transaction, unless one is open.
-func (p *planner) openTx() {
-	if p.txOpen {
-		return
-	}
-	p.cur.add("", "BEGIN")
-	p.txOpen = true
-	if p.cfg.parallel {
-		p.fkUnknown = true // the session that runs it may have run any other batch before
-	}
-	p.emit(step{kind: stepBegin})
-}
-
-// send hands out the pending statements to be sent now, the transaction staying open.
-func (p *planner) send() {
-	if p.cur.n == 0 {
-		return
-	}
-	if p.cfg.parallel && !p.ws.barrier {
-		// Sent before its commit, the batch runs on the main session, alone: its writeset would
-		// only grow with the transaction.
-		p.ws = writeset{barrier: true}
-	}
-	p.emit(step{kind: stepSend, xid: p.session(), stmts: p.take()})
-}
-
-// checked hands out, in strict mode, the pending statements when they hold checked ones, to be
-// sent before the statement that commits them is added: their counts come back with the round
-// trip, and a mismatch must be found while the transaction can still be rolled back. One round
-// trip more per commit that holds checked statements; none in idempotent mode, which only
-// counts. nil when there is nothing to send first.
-func (p *planner) checked() *batch {
-	if p.cfg.execMode != ExecModeStrict || len(p.cur.checks) == 0 {
-		return nil
-	}
-	return p.take()
-}
-
-// end returns what committing the open target transaction saves, and starts counting afresh.
-func (p *planner) end() saved {
-	s := saved{pos: p.pos, txTime: p.txTime, commits: p.commits, rows: p.rows, inTxn: p.inTxn}
-	p.commits, p.rows = 0, 0
-	p.skipPos = ""
-	return s
-}
-
-// takeWriteset hands out the writeset of the rows planned so far, when writesets are on.
-func (p *planner) takeWriteset() *writeset {
-	if !p.cfg.writesets {
-		return nil
-	}
-	ws := p.ws
-	p.ws = writeset{}
-	return &ws
-}
-
-// commit plans the commit of the open target transaction, if any, with the position.
-func (p *planner) commit() error {
-	if !p.txOpen {
-		return nil
-	}
-	late, err := p.flushSplit()
-	if err != nil {
-		return err
-	}
-	check := p.checked()
-	p.emit(step{kind: stepCommit, xid: p.session(), check: check, stmts: p.take(), late: late, end: p.end(), ws: p.takeWriteset()})
-	p.txOpen = false
-	return nil
-}
-
-// flushSplit is flushPending for a commit: when the batch's rows all folded (only its BEGIN is
-// planned) and batches in flight (InFlight) may touch some of its keys, their statements go
-// into the returned batch instead of the pending ones. nil when nothing goes there.
-func (p *planner) flushSplit() (*batch, error) {
-	if err := p.flushGroup(); err != nil {
-		return nil, err
-	}
-	var late func(*table, string) bool
-	if p.Splittable() && len(p.inflight) > 0 {
-		late = lateKeys(p.inflight)
-	}
-	if late == nil {
-		return nil, p.fold.appendTo(p.cur, p.cfg.execMode, p.gtid)
-	}
-	b := p.spareBatch()
-	if err := p.fold.appendSplit(p.cur, b, p.cfg.execMode, p.gtid, late); err != nil {
-		return nil, err
-	}
-	if b.n == 0 {
-		return nil, nil // recycled with the call's other batches
-	}
-	return b, nil
-}
-
-// spareBatch returns an empty batch handed out in the steps of this call.
-func (p *planner) spareBatch() *batch {
-	b := p.fresh()
-	p.used = append(p.used, b)
-	return b
-}
-
-// savePos plans a transaction of its own that records p.pos.
-func (p *planner) savePos() error {
-	p.openTx()
-	return p.commit()
-}
-
-// commitAndStop plans committing everything up to the stop position and recording the stop.
-func (p *planner) commitAndStop() error {
-	if p.skipPos != "" && !p.txOpen {
-		p.pos, p.txTime = p.skipPos, p.skipTime
-		p.openTx()
-	}
-	if err := p.commit(); err != nil {
-		return err
-	}
-	p.emit(step{kind: stepStop, msg: "Stopped at position " + p.pos})
-	p.stopped = true
-	return nil
-}
-
-// ddl plans a schema change by the OnDDL policy, after committing the open target transaction.
-func (p *planner) ddl(e *event.Event) error {
-	if err := p.commit(); err != nil {
-		return err
-	}
-	p.pos, p.txTime = e.Pos, e.Timestamp
-	switch p.cfg.onDDL {
-	case OnDDLStop:
-		if err := p.savePos(); err != nil {
-			return err
-		}
-		p.emit(step{kind: stepStop, msg: "Stopped at DDL " + e.Query, atDDL: true})
-		p.stopped = true
-		return nil
-	case OnDDLExec, OnDDLExecIgnore:
-		// Run in the target database, with the names that qualify the source database pointed at
-		// the target database too, after the executor's mark (slot 0).
-		if p.cfg.parallel {
-			p.fkUnknown = true // the planned state followed batches that workers ran
-		}
-		p.foreignKeys(true) // a DDL's references need not exist yet, nor its rows match them
-		p.cur.add("", "USE "+sqlq.Ident(p.cfg.targetDB))
-		p.cur.add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(p.cfg.targetDB)))
-		p.emit(step{kind: stepDDL, stmts: p.take(), ev: e, ws: &writeset{barrier: true}})
-	}
-	return p.savePos()
-}
+var (
+	// ErrRowMismatch is matched by every *MismatchError.
+	ErrRowMismatch = plan.ErrRowMismatch
+	// ErrInexact is matched by every *InexactError.
+	ErrInexact = plan.ErrInexact
+	// ErrUnsupportedValue means the binlog carried a value the applier cannot write exactly.
+	ErrUnsupportedValue = plan.ErrUnsupportedValue
+	// ErrSchemaDrift means the binlog's description of a table does not match the target's.
+	ErrSchemaDrift = plan.ErrSchemaDrift
+)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
 )
@@ -11,9 +12,9 @@ import (
 // propStmtOf is a statement on the property test's table named table, its images carrying the
 // columns named in before and after (nil: every column): FULL when both carry every column,
 // NOBLOB when they carry every column but BLOB and TEXT ones, else MINIMAL.
-func propStmtOf(table string, kind event.RowKind, before, after []string, changes ...propChange) propStmt {
+func propStmtOf(Table string, kind event.RowKind, before, after []string, changes ...propChange) propStmt {
 	shapes := propShapes()
-	ti := slices.IndexFunc(shapes, func(s *propShape) bool { return s.name == table })
+	ti := slices.IndexFunc(shapes, func(s *propShape) bool { return s.name == Table })
 	s := shapes[ti]
 	cols := func(names []string) []bool {
 		if names == nil {
@@ -129,11 +130,11 @@ var propCaseConfigs = []struct {
 	name string
 	cfg  propConfig
 }{
-	{"strict", propConfig{mode: ExecModeStrict, maxBatch: 4 << 20}},
-	{"idempotent", propConfig{mode: ExecModeIdempotent, maxBatch: 4 << 20}},
-	{"strict small batches", propConfig{mode: ExecModeStrict, maxBatch: 100}},
-	{"workers", propConfig{mode: ExecModeStrict, parallel: true, late: true, cut: true, maxBatch: parallelMaxBatch}},
-	{"workers idempotent", propConfig{mode: ExecModeIdempotent, parallel: true, late: true, cut: true, maxBatch: parallelMaxBatch}},
+	{"strict", propConfig{mode: plan.ExecModeStrict, maxBatch: 4 << 20}},
+	{"idempotent", propConfig{mode: plan.ExecModeIdempotent, maxBatch: 4 << 20}},
+	{"strict small batches", propConfig{mode: plan.ExecModeStrict, maxBatch: 100}},
+	{"workers", propConfig{mode: plan.ExecModeStrict, parallel: true, late: true, cut: true, maxBatch: parallelMaxBatch}},
+	{"workers idempotent", propConfig{mode: plan.ExecModeIdempotent, parallel: true, late: true, cut: true, maxBatch: parallelMaxBatch}},
 }
 
 // TestPlanner_PropertyCases: the target ends with the source's rows after each of propCases.

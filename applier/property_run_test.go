@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/sqlq"
 )
@@ -54,8 +55,8 @@ func (c propConfig) String() string {
 // propJob is a batch of a parallel run, held until the order it runs in is drawn.
 type propJob struct {
 	n                  int // in planned order
-	check, stmts, late *batch
-	ws                 *writeset
+	check, stmts, late *plan.Batch
+	ws                 *plan.Writeset
 	state              int      // jobWaiting, jobOpen (its early part sent on sess), jobDone
 	sess               *session // jobOpen: the session its transaction is open on
 	// after are the jobs, open when this one met their locks, that must be done before it runs.
@@ -75,17 +76,17 @@ type propRun struct {
 	cfg    propConfig
 	r      *rand.Rand // the run's choices: fetch ends, cuts, job order
 	shapes []*propShape
-	tables []*table
+	tables []*plan.Table
 	bts    []*event.Table
 	a      *Applier
-	p      *planner
+	p      *plan.Planner
 
 	extra    []*session // sessions for the early parts of split jobs
 	pending  []*propJob
 	jobs     int
-	mainOpen bool   // a stepSend left a transaction open on the main session
-	touched  []wkey // keys the rows planned since the last commit step touch
-	retries  int    // jobs rolled back after a lock wait
+	mainOpen bool          // a stepSend left a transaction open on the main session
+	touched  plan.Writeset // keys the rows planned since the last commit step touch
+	retries  int           // jobs rolled back after a lock wait
 	trace    []string
 }
 
@@ -114,9 +115,9 @@ func newPropRun(ctx context.Context, db *sql.DB, schema string, cfg propConfig, 
 		return nil, err
 	}
 	pr.a.main = s
-	pc := planConfig{targetDB: schema, execMode: cfg.mode, maxBatch: cfg.maxBatch, writesets: cfg.parallel, parallel: cfg.parallel}
-	pc.split = cfg.late
-	pr.p = newPlanner(pc, "MariaDB/0-1-0")
+	pc := plan.Config{TargetDB: schema, ExecMode: cfg.mode, MaxBatch: cfg.maxBatch, Writesets: cfg.parallel, Parallel: cfg.parallel}
+	pc.Split = cfg.late
+	pr.p = plan.New(pc, "MariaDB/0-1-0")
 	pr.a.plan = pr.p
 	return pr, nil
 }
@@ -184,7 +185,7 @@ func (pr *propRun) apply(ctx context.Context, txns []propTxn) error {
 		}
 		events = append(events, &event.Event{Type: event.Commit, Pos: "MariaDB/" + gtid, Timestamp: int64(1_800_000_000 + i)})
 		for k, e := range events {
-			var t *table
+			var t *plan.Table
 			if e.Type == event.Rows {
 				st := &tx.stmts[k-1]
 				pr.logf("  event %s", st.describe(pr.shapes[st.table]))
@@ -193,7 +194,7 @@ func (pr *propRun) apply(ctx context.Context, txns []propTxn) error {
 					pr.touch(st)
 				}
 			} else {
-				pr.logf("  event %s", describeEvent(e))
+				pr.logf("  event %s %s %s%s -> %s", e.Type, e.GTID, e.XID, e.Query, e.Pos)
 			}
 			pr.inFlight()
 			steps, err := pr.p.Event(e, t)
@@ -231,7 +232,7 @@ func (pr *propRun) apply(ctx context.Context, txns []propTxn) error {
 // run runs the steps of one planner call: on the main session, in order, by the executor; in a
 // parallel run each batch with a writeset is held as a job, every other step runs once the jobs
 // pending ran.
-func (pr *propRun) run(ctx context.Context, steps []step) error {
+func (pr *propRun) run(ctx context.Context, steps []plan.Step) error {
 	for i := range steps {
 		s := &steps[i]
 		pr.logStep(s)
@@ -241,21 +242,21 @@ func (pr *propRun) run(ctx context.Context, steps []step) error {
 			}
 			continue
 		}
-		switch s.kind {
-		case stepBegin:
-		case stepSend:
+		switch s.Kind {
+		case plan.StepBegin:
+		case plan.StepSend:
 			if err := pr.drain(ctx); err != nil {
 				return err
 			}
 			pr.mainOpen = true
-			if err := pr.a.flush(ctx, pr.a.main, s.stmts); err != nil {
+			if err := pr.a.flush(ctx, pr.a.main, s.Stmts); err != nil {
 				return err
 			}
-		case stepCommit:
-			if err := pr.covered(s.ws); err != nil {
+		case plan.StepCommit:
+			if err := pr.covered(s.Writeset); err != nil {
 				return err
 			}
-			if s.ws == nil || s.ws.barrier || pr.mainOpen {
+			if s.Writeset == nil || s.Writeset.Barrier() || pr.mainOpen {
 				if err := pr.drain(ctx); err != nil {
 					return err
 				}
@@ -265,31 +266,40 @@ func (pr *propRun) run(ctx context.Context, steps []step) error {
 				}
 				continue
 			}
-			j := &propJob{n: pr.jobs, check: cloneBatch(s.check), stmts: cloneBatch(s.stmts), late: cloneBatch(s.late), ws: s.ws}
+			j := &propJob{n: pr.jobs, check: s.Check.Clone(), stmts: s.Stmts.Clone(), late: s.Late.Clone(), ws: s.Writeset}
 			pr.jobs++
 			pr.logf("    held as job %d", j.n)
 			pr.pending = append(pr.pending, j)
 		default:
-			return fmt.Errorf("unexpected %s step", s.kind)
+			return fmt.Errorf("unexpected %s step", s.Kind)
 		}
 	}
 	return nil
 }
 
-func (pr *propRun) logStep(s *step) {
+// logStep traces s: its kind, session and statements, its late part's after them.
+func (pr *propRun) logStep(s *plan.Step) {
 	var w strings.Builder
-	renderStep(&w, s)
-	if s.late != nil {
-		renderBatch(&w, "late part", s.late, -1, "")
+	fmt.Fprintf(&w, "    %s", s.Kind)
+	if s.XID != "" {
+		fmt.Fprintf(&w, " on %s", s.XID)
 	}
-	pr.trace = append(pr.trace, strings.TrimRight(w.String(), "\n"))
-}
-
-func cloneBatch(b *batch) *batch {
-	if b == nil {
-		return nil
+	for _, part := range []struct {
+		name string
+		b    *plan.Batch
+	}{{"check", s.Check}, {"", s.Stmts}, {"late part", s.Late}} {
+		if part.b == nil {
+			continue
+		}
+		prefix := ""
+		if part.name != "" {
+			prefix = part.name + ": "
+		}
+		for i := range part.b.Len() {
+			fmt.Fprintf(&w, "\n      %s%s", prefix, part.b.Stmt(i))
+		}
 	}
-	return &batch{buf: slices.Clone(b.buf), n: b.n, starts: slices.Clone(b.starts), shapes: slices.Clone(b.shapes), checks: slices.Clone(b.checks)}
+	pr.trace = append(pr.trace, w.String())
 }
 
 // touch records the keys the changes of st touch, from the source's whole rows: every unique key
@@ -298,23 +308,8 @@ func (pr *propRun) touch(st *propStmt) {
 	s, t := pr.shapes[st.table], pr.tables[st.table]
 	for _, c := range st.changes {
 		for _, r := range []propRow{c.before, c.after} {
-			if r == nil {
-				continue
-			}
-			if t.keyKind == keyAll {
-				pr.touched = append(pr.touched, wkey{table: t.quoted})
-				continue
-			}
-			vals := s.image(r, nil)
-			for _, u := range t.uniques {
-				if hasNull(u.cols, vals) {
-					continue
-				}
-				k := wkey{table: t.quoted, index: u.name}
-				if u.exact {
-					k.value, _ = keyValue(t, u.cols, vals)
-				}
-				pr.touched = append(pr.touched, k)
+			if r != nil {
+				pr.touched.AddRows(t, []event.Row{{After: s.image(r, nil)}})
 			}
 		}
 	}
@@ -322,15 +317,13 @@ func (pr *propRun) touch(st *propStmt) {
 
 // covered checks that ws, the writeset of a batch just planned, holds every key its rows
 // touched: two batches whose writesets are disjoint run in either order.
-func (pr *propRun) covered(ws *writeset) error {
-	defer func() { pr.touched = pr.touched[:0] }()
-	if ws == nil || ws.barrier {
+func (pr *propRun) covered(ws *plan.Writeset) error {
+	defer func() { pr.touched = plan.Writeset{} }()
+	if ws == nil || ws.Barrier() {
 		return nil
 	}
-	for _, k := range pr.touched {
-		if !ws.touches(k) {
-			return fmt.Errorf("the writeset of a batch lacks %s %s %s, which its rows touch; it holds %v", k.table, k.index, k.value, keysOf(ws))
-		}
+	if missing := ws.Missing(&pr.touched); len(missing) > 0 {
+		return fmt.Errorf("the writeset of a batch lacks %s, which its rows touch; it holds %v", missing[0], ws)
 	}
 	return nil
 }
@@ -338,7 +331,7 @@ func (pr *propRun) covered(ws *writeset) error {
 // inFlight tells the planner the writesets of the jobs pending, as the executor tells it those
 // of the jobs in flight (planner.InFlight); none, now and then, as when none is.
 func (pr *propRun) inFlight() {
-	var sets []*writeset
+	var sets []*plan.Writeset
 	for _, j := range pr.pending {
 		if j.state != jobDone {
 			sets = append(sets, j.ws)
@@ -373,7 +366,7 @@ func (pr *propRun) drain(ctx context.Context) error {
 			done = false
 			free := !slices.ContainsFunc(j.after, func(o *propJob) bool { return o.state != jobDone })
 			earlier := !slices.ContainsFunc(pr.pending[:i], func(o *propJob) bool {
-				return o.state != jobDone && o.ws.overlapsIndexed(j.ws)
+				return o.state != jobDone && o.ws.OverlapsIndexed(j.ws)
 			})
 			switch {
 			case j.state == jobOpen && earlier:
@@ -454,21 +447,21 @@ func (pr *propRun) takeSession(ctx context.Context) (*session, error) {
 // an extra session, left open) or late (the rest and the commit, on that session).
 func (pr *propRun) runUnit(ctx context.Context, j *propJob, part string) error {
 	pr.logf("    run job %d (%s)", j.n, part)
-	var sends []*batch
+	var sends []*plan.Batch
 	s := pr.a.main
 	switch part {
 	case "whole":
-		sends = []*batch{j.check, j.stmts, j.late}
+		sends = []*plan.Batch{j.check, j.stmts, j.late}
 	case "early":
 		var err error
 		if s, err = pr.takeSession(ctx); err != nil {
 			return err
 		}
 		j.sess, j.state = s, jobOpen
-		sends = []*batch{j.check, j.stmts}
+		sends = []*plan.Batch{j.check, j.stmts}
 	case "late":
 		s = j.sess
-		sends = []*batch{j.late}
+		sends = []*plan.Batch{j.late}
 	}
 	if part == "whole" {
 		j.sess = s

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/event"
 )
 
@@ -31,7 +32,7 @@ func (h propHistory) shrink(fails func(propHistory) bool) propHistory {
 			func(c *propConfig) { c.late = false },
 			func(c *propConfig) { c.cut = false },
 			func(c *propConfig) { c.maxBatch = max(c.maxBatch, parallelMaxBatch) },
-			func(c *propConfig) { c.mode = ExecModeStrict },
+			func(c *propConfig) { c.mode = plan.ExecModeStrict },
 		} {
 			c := h
 			simpler(&c.cfg)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/internal/mysqld"
 	"github.com/vplayer/vplayer/internal/mysqld/mysqltest"
 )
@@ -47,9 +48,9 @@ type propHistory struct {
 // newPropHistory draws the case of seed: its settings and n transactions.
 func newPropHistory(seed uint64, n int) propHistory {
 	r := rand.New(rand.NewPCG(seed, 1))
-	cfg := propConfig{mode: ExecModeStrict, maxBatch: 4 << 20}
+	cfg := propConfig{mode: plan.ExecModeStrict, maxBatch: 4 << 20}
 	if r.IntN(4) == 0 {
-		cfg.mode = ExecModeIdempotent
+		cfg.mode = plan.ExecModeIdempotent
 	}
 	if r.IntN(2) == 0 {
 		cfg.parallel, cfg.maxBatch = true, parallelMaxBatch

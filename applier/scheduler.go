@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/vplayer/vplayer/applier/plan"
 )
 
 // The scheduler decides where and when each planned step runs (see parallel.go for the rules it
@@ -24,10 +26,10 @@ type scheduler struct {
 	workers int // worker sessions; 0 when apply is serial
 
 	mu       sync.Mutex
-	inflight []*job      // dispatched and not committed, in source order
-	sets     []*writeset // the writesets of inflight, rebuilt (never written) when it changes
-	lastPos  string      // where the last job dispatched (or batch run on the main session) ends
-	done     []*batch    // statements of committed jobs, for the planner to reuse
+	inflight []*job           // dispatched and not committed, in source order
+	sets     []*plan.Writeset // the writesets of inflight, rebuilt (never written) when it changes
+	lastPos  string           // where the last job dispatched (or batch run on the main session) ends
+	done     []*plan.Batch    // statements of committed jobs, for the planner to reuse
 	// pendingFirst is the source commit time of the first transaction planned and not yet
 	// dispatched; set and cleared by the dispatcher, read by committing workers.
 	pendingFirst int64
@@ -52,9 +54,9 @@ type scheduler struct {
 	hot int
 	// last is the writeset of the batch last run on the main session, nil once a job was
 	// dispatched since. The fetch that tries cutting again, with nothing in flight, compares its
-	// batch with it (see stillHot) rather than cutting it into a job that the rest of the fetch
+	// batch with it (see plan.StillHot) rather than cutting it into a job that the rest of the fetch
 	// would wait for.
-	last *writeset
+	last *plan.Writeset
 	// held is set when the batch planned so far stays open past its fetch's end (see holdOpen),
 	// since heldSince.
 	held      bool
@@ -106,12 +108,12 @@ func (p placement) String() string {
 // behind each other). Everything else (XA, DDL, a stop, a transaction sent before its commit, a
 // batch of hot mode, which would wait for the jobs before it and run alone anyway) runs on the
 // main session, as one session runs it, without the hand-offs to a worker and back.
-func (s *scheduler) place(st *step) (placement, *job) {
-	if !s.parallel() || st.kind != stepCommit || st.xid != "" || s.inlineTx || s.hot > 0 {
+func (s *scheduler) place(st *plan.Step) (placement, *job) {
+	if !s.parallel() || st.Kind != plan.StepCommit || st.XID != "" || s.inlineTx || s.hot > 0 {
 		return onMain, nil
 	}
-	dep := s.overlapping(st.ws)
-	if dep != nil && st.end.commits < cutTxns && st.stmts.size() < cutBytes {
+	dep := s.overlapping(st.Writeset)
+	if dep != nil && st.End.Commits < cutTxns && st.Stmts.Size() < cutBytes {
 		return afterDep, dep
 	}
 	return onWorker, dep
@@ -130,15 +132,15 @@ func (s *scheduler) lastInFlight() *job {
 
 // runningOnMain notes that st is about to run on the main session, every job having committed,
 // and reports whether it opens the main session's target transaction.
-func (s *scheduler) runningOnMain(st *step) (opens bool) {
-	if st.xid != "" {
+func (s *scheduler) runningOnMain(st *plan.Step) (opens bool) {
+	if st.XID != "" {
 		return false
 	}
-	opens = (st.kind == stepSend || st.kind == stepCommit) && !s.inlineTx
-	switch st.kind {
-	case stepSend:
+	opens = (st.Kind == plan.StepSend || st.Kind == plan.StepCommit) && !s.inlineTx
+	switch st.Kind {
+	case plan.StepSend:
 		s.inlineTx = true
-	case stepCommit:
+	case plan.StepCommit:
 		s.inlineTx = false
 	}
 	return opens
@@ -146,9 +148,9 @@ func (s *scheduler) runningOnMain(st *step) (opens bool) {
 
 // ranOnMain notes that st ran on the main session: the main session's transaction now starts
 // from committed, and the planner holds an open target transaction when txOpen.
-func (s *scheduler) ranOnMain(st *step, committed string, txOpen bool) {
-	if st.kind == stepCommit && st.xid == "" {
-		s.last = st.ws
+func (s *scheduler) ranOnMain(st *plan.Step, committed string, txOpen bool) {
+	if st.Kind == plan.StepCommit && st.XID == "" {
+		s.last = st.Writeset
 	}
 	s.grow = false
 	s.mu.Lock()
@@ -162,8 +164,8 @@ func (s *scheduler) ranOnMain(st *step, committed string, txOpen bool) {
 // dispatch makes the batch that st commits a job, after dep (the latest job in flight it
 // overlaps, nil for none) and after every job in flight, and returns it with the batches of
 // committed jobs that the planner may reuse. gtid names its last source transaction.
-func (s *scheduler) dispatch(st *step, dep *job, gtid string) (*job, []*batch) {
-	j := &job{check: st.check, stmts: st.stmts, late: st.late, end: st.end, ws: st.ws, gtid: gtid,
+func (s *scheduler) dispatch(st *plan.Step, dep *job, gtid string) (*job, []*plan.Batch) {
+	j := &job{check: st.Check, stmts: st.Stmts, late: st.Late, end: st.End, ws: st.Writeset, gtid: gtid,
 		dep: dep, done: make(chan struct{}), abort: make(chan struct{}, 1)}
 	s.mu.Lock()
 	j.from, j.first = s.lastPos, s.pendingFirst
@@ -172,7 +174,7 @@ func (s *scheduler) dispatch(st *step, dep *job, gtid string) (*job, []*batch) {
 	}
 	s.inflight = append(s.inflight, j)
 	s.setsChanged()
-	s.lastPos, s.pendingFirst = j.end.pos, 0
+	s.lastPos, s.pendingFirst = j.end.Pos, 0
 	reuse := s.done
 	s.done = nil
 	s.mu.Unlock()
@@ -184,7 +186,7 @@ func (s *scheduler) dispatch(st *step, dep *job, gtid string) (*job, []*batch) {
 // setsChanged rebuilds sets from inflight, under mu: a new slice, so that the one handed out
 // before stays as it was.
 func (s *scheduler) setsChanged() {
-	sets := make([]*writeset, len(s.inflight))
+	sets := make([]*plan.Writeset, len(s.inflight))
 	for i, j := range s.inflight {
 		sets[i] = j.ws
 	}
@@ -193,7 +195,7 @@ func (s *scheduler) setsChanged() {
 
 // inFlightSets returns the writesets of the jobs in flight (nil for a job that has none: it
 // overlaps everything); nil when none is. The slice is never written once returned.
-func (s *scheduler) inFlightSets() []*writeset {
+func (s *scheduler) inFlightSets() []*plan.Writeset {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.sets) == 0 {
@@ -297,14 +299,14 @@ func (s *scheduler) drainsBeforeFetch() bool { return s.hot > 0 }
 
 // batch is what the scheduler is told about the open target transaction the planner holds.
 type openBatch struct {
-	inTxn      bool      // a source transaction is open in it
-	txOpen     bool      // it holds anything
-	onXA       bool      // it runs on an XA transaction's session
-	stopped    bool      // the planner reached the stop position
-	commits    int       // source transactions it holds
-	bytes      int       // bytes of statements planned
-	ws         *writeset // its writeset so far
-	splittable bool      // its rows all folded (see planner.Splittable)
+	inTxn      bool           // a source transaction is open in it
+	txOpen     bool           // it holds anything
+	onXA       bool           // it runs on an XA transaction's session
+	stopped    bool           // the planner reached the stop position
+	commits    int            // source transactions it holds
+	bytes      int            // bytes of statements planned
+	ws         *plan.Writeset // its writeset so far
+	splittable bool           // its rows all folded (see planner.Splittable)
 }
 
 // cutVerdict is what the scheduler decides for an open batch at a transaction boundary.
@@ -319,7 +321,7 @@ const (
 // cut decides, at a transaction boundary, whether the batch planned so far goes now to a free
 // worker (freeWorker says one is): when it is large enough. A batch found overlapping a job in
 // flight is not cut before the fetch ends, even once that job committed (unless few of its keys
-// overlap and it can be split, see planConfig.split). Where every batch overlaps the one before (a
+// overlap and it can be split, see plan.Config.Split). Where every batch overlaps the one before (a
 // few hot rows), cutting it when its dependency commits would only split each fetch into two
 // batches that run one after the other: twice the round trips and commits of one session, and
 // less folding. Grown to the fetch's end, each batch is what one session would have committed.
@@ -331,7 +333,7 @@ func (s *scheduler) cut(b openBatch, freeWorker bool) cutVerdict {
 	if b.commits < cutTxns && b.bytes < cutBytes {
 		return keepPlanning
 	}
-	if s.overlapping(b.ws) != nil && !(b.splittable && s.lightOverlap(b.ws)) || stillHot(s.last, b.ws) {
+	if s.overlapping(b.ws) != nil && !(b.splittable && s.lightOverlap(b.ws)) || plan.StillHot(s.last, b.ws) {
 		s.grow, s.hot = true, hotFetches
 		return growToEnd
 	}

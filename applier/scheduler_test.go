@@ -3,27 +3,28 @@ package applier
 import (
 	"errors"
 	"fmt"
+	"github.com/vplayer/vplayer/applier/plan"
 	"testing"
 	"time"
 )
 
 // keysWS returns a writeset of table t's primary key values.
-func keysWS(t string, values ...int) *writeset {
-	var w writeset
+func keysWS(t string, values ...int) *plan.Writeset {
+	var w plan.Writeset
 	for _, v := range values {
-		w.add(wkey{table: "`s`.`" + t + "`", index: "PRIMARY", value: fmt.Sprint(v)})
+		w.Add("`s`.`"+t+"`", "PRIMARY", fmt.Sprint(v))
 	}
 	return &w
 }
 
 // commitStep returns a commit step of a batch of commits source transactions, of size bytes,
 // writing ws, ending at pos.
-func commitStep(ws *writeset, commits, bytes int, pos string) *step {
-	var b batch
+func commitStep(ws *plan.Writeset, commits, bytes int, pos string) *plan.Step {
+	var b plan.Batch
 	if bytes > 0 {
-		b.add("", string(make([]byte, bytes)))
+		b.Add("", string(make([]byte, bytes)))
 	}
-	return &step{kind: stepCommit, stmts: &b, ws: ws, end: saved{pos: pos, commits: commits}}
+	return &plan.Step{Kind: plan.StepCommit, Stmts: &b, Writeset: ws, End: plan.Saved{Pos: pos, Commits: commits}}
 }
 
 // TestScheduler_place: where each step goes, by the scheduler's state: serial apply puts every
@@ -34,9 +35,9 @@ func TestScheduler_place(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		workers  int
-		inflight *writeset // a job in flight writing these keys; nil for none
+		inflight *plan.Writeset // a job in flight writing these keys; nil for none
 		setup    func(*scheduler)
-		st       *step
+		st       *plan.Step
 		want     placement
 		wantDep  bool
 	}{
@@ -48,9 +49,9 @@ func TestScheduler_place(t *testing.T) {
 		{"large commit overlapping a job (transactions)", 4, keysWS("t", 1), nil, commitStep(keysWS("t", 1), cutTxns, 10, "p1"), onWorker, true},
 		{"large commit overlapping a job (bytes)", 4, keysWS("t", 1), nil, commitStep(keysWS("t", 1), 1, cutBytes, "p1"), onWorker, true},
 		{"commit of a batch with no writeset", 4, keysWS("u", 1), nil, commitStep(nil, 1, 10, "p1"), afterDep, true},
-		{"XA commit", 4, nil, nil, &step{kind: stepCommit, xid: "x1", stmts: &batch{}}, onMain, false},
-		{"send", 4, nil, nil, &step{kind: stepSend, stmts: &batch{}}, onMain, false},
-		{"DDL", 4, nil, nil, &step{kind: stepDDL, stmts: &batch{}}, onMain, false},
+		{"XA commit", 4, nil, nil, &plan.Step{Kind: plan.StepCommit, XID: "x1", Stmts: &plan.Batch{}}, onMain, false},
+		{"send", 4, nil, nil, &plan.Step{Kind: plan.StepSend, Stmts: &plan.Batch{}}, onMain, false},
+		{"DDL", 4, nil, nil, &plan.Step{Kind: plan.StepDDL, Stmts: &plan.Batch{}}, onMain, false},
 		{"commit of a batch sent before its commit", 4, nil, func(s *scheduler) { s.inlineTx = true }, commitStep(keysWS("t", 1), 1, 10, "p1"), onMain, false},
 		{"commit in hot mode", 4, nil, func(s *scheduler) { s.hot = 3 }, commitStep(keysWS("t", 1), 1, 10, "p1"), onMain, false},
 	} {
@@ -108,10 +109,10 @@ func TestScheduler_orderLinks(t *testing.T) {
 	}
 	for _, j := range []*job{j2, j3} {
 		if s.inTurn(j) {
-			t.Errorf("job %s is in its turn with j1 in flight", j.end.pos)
+			t.Errorf("job %s is in its turn with j1 in flight", j.end.Pos)
 		}
 		if err := s.committed(j, func(int64) { t.Errorf("a commit notice out of order was noted") }); !errors.Is(err, errOutOfOrder) {
-			t.Errorf("commit notice of %s before j1's: %v, want %v", j.end.pos, err, errOutOfOrder)
+			t.Errorf("commit notice of %s before j1's: %v, want %v", j.end.Pos, err, errOutOfOrder)
 		}
 	}
 	if !s.inTurn(j1) || s.inTurn(nil) {
@@ -149,7 +150,9 @@ func TestScheduler_orderLinks(t *testing.T) {
 // hot mode, unless few of its keys overlap and its rows all folded (it is split instead); one on
 // the rows the main session ran last, with nothing in flight, is still hot.
 func TestScheduler_cut(t *testing.T) {
-	big := func(ws *writeset) openBatch { return openBatch{txOpen: true, commits: cutTxns, bytes: 100, ws: ws} }
+	big := func(ws *plan.Writeset) openBatch {
+		return openBatch{txOpen: true, commits: cutTxns, bytes: 100, ws: ws}
+	}
 	many := make([]int, 20)
 	for i := range many {
 		many[i] = 100 + i
@@ -157,8 +160,8 @@ func TestScheduler_cut(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		workers  int
-		inflight *writeset
-		last     *writeset
+		inflight *plan.Writeset
+		last     *plan.Writeset
 		b        openBatch
 		free     bool
 		want     cutVerdict

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -13,7 +14,7 @@ func IsTerminal(err error) bool {
 	if errors.Is(err, workflow.ErrFenced) {
 		return false
 	}
-	if errors.Is(err, ErrSchemaDrift) || errors.Is(err, ErrUnsupportedValue) || errors.Is(err, ErrRowMismatch) || errors.Is(err, ErrXA) || errors.Is(err, ErrInexact) {
+	if errors.Is(err, plan.ErrSchemaDrift) || errors.Is(err, plan.ErrUnsupportedValue) || errors.Is(err, plan.ErrRowMismatch) || errors.Is(err, ErrXA) || errors.Is(err, plan.ErrInexact) {
 		return true
 	}
 	if pe := (*PacketError)(nil); errors.As(err, &pe) {

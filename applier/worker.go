@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/workflow"
 )
 
@@ -87,7 +88,7 @@ func (a *Applier) retryable(w *worker, err error, head bool) bool {
 	}
 	if !head {
 		var me *mysql.MySQLError
-		var mm *MismatchError
+		var mm *plan.MismatchError
 		return errors.As(err, &me) || errors.As(err, &mm)
 	}
 	var le *lockError
@@ -130,7 +131,7 @@ func (a *Applier) tryJob(ctx context.Context, w *worker, j *job) error {
 			if err := a.sendAll(ctx, w.s, j.late); err != nil {
 				return err
 			}
-			w.tail.reset()
+			w.tail.Reset()
 			body = &w.tail
 		}
 	}

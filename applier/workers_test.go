@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/vplayer/vplayer/applier/plan"
 )
 
 // The workers' side of parallel apply, without a target server: each worker's session is a
@@ -105,7 +106,7 @@ func newWorkersFixture(t *testing.T, ctx context.Context, n int) *workersFixture
 	a := New(Config{Workers: n, Record: posRecord{}, Logger: slog.New(slog.DiscardHandler)})
 	a.maxPacket = 1 << 20
 	a.sched = newScheduler(n, "p0")
-	a.plan = newPlanner(planConfig{execMode: ExecModeStrict, maxBatch: parallelMaxBatch, writesets: true, parallel: true}, "p0")
+	a.plan = plan.New(plan.Config{ExecMode: plan.ExecModeStrict, MaxBatch: parallelMaxBatch, Writesets: true, Parallel: true}, "p0")
 	a.pool.free = make(chan *worker, n)
 	for i := range n {
 		c := &scriptConn{name: fmt.Sprintf("w%d", i+1), log: f.log}
@@ -135,10 +136,10 @@ func newWorkersFixture(t *testing.T, ctx context.Context, n int) *workersFixture
 // dispatcher does, ending at pos, writing rows (table t) ids, which no job in flight writes.
 func (f *workersFixture) dispatch(t *testing.T, ctx context.Context, text, pos string, ids ...int) *job {
 	t.Helper()
-	var b batch
-	b.add("", "BEGIN")
-	b.add("", text)
-	st := step{kind: stepCommit, stmts: &b, ws: keysWS("t", ids...), end: saved{pos: pos, commits: cutTxns}}
+	var b plan.Batch
+	b.Add("", "BEGIN")
+	b.Add("", text)
+	st := plan.Step{Kind: plan.StepCommit, Stmts: &b, Writeset: keysWS("t", ids...), End: plan.Saved{Pos: pos, Commits: cutTxns}}
 	where, dep := f.a.sched.place(&st)
 	if where != onWorker || dep != nil {
 		t.Fatalf("the commit of %s placed %s after %p, want on a worker after none", pos, where, dep)
@@ -156,9 +157,9 @@ func (f *workersFixture) waitDone(t *testing.T, ctx context.Context, j *job) {
 	select {
 	case <-j.done:
 	case err := <-f.done:
-		t.Fatalf("a worker ended before %s committed: %v", j.end.pos, err)
+		t.Fatalf("a worker ended before %s committed: %v", j.end.Pos, err)
 	case <-ctx.Done():
-		t.Fatalf("%s did not commit", j.end.pos)
+		t.Fatalf("%s did not commit", j.end.Pos)
 	}
 }
 

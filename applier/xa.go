@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/vplayer/vplayer/applier/plan"
 	"github.com/vplayer/vplayer/event"
 )
 
@@ -133,8 +134,8 @@ var ErrXA = errors.New("XA transaction cannot be applied")
 
 // xaStart opens the target XA transaction of a source one on a session of its own (the open
 // target transaction was committed before, as for a DDL).
-func (a *Applier) xaStart(ctx context.Context, s *step) error {
-	xid := s.xid
+func (a *Applier) xaStart(ctx context.Context, s *plan.Step) error {
+	xid := s.XID
 	conn, id, _, err := a.openSession(ctx)
 	if err != nil {
 		return err
@@ -147,7 +148,7 @@ func (a *Applier) xaStart(ctx context.Context, s *step) error {
 	if err := a.recordSessions(ctx); err != nil {
 		return err
 	}
-	err = a.flush(ctx, xs, s.stmts)
+	err = a.flush(ctx, xs, s.Stmts)
 	var me *mysql.MySQLError
 	switch {
 	case err == nil:
@@ -183,15 +184,15 @@ func (a *Applier) closeXASession(xid string) {
 }
 
 // xaPrepare prepares the open target XA transaction, the lease's fence checked inside it.
-func (a *Applier) xaPrepare(ctx context.Context, s *step) error {
-	conn := a.session(s.xid)
-	if s.check != nil {
-		if err := a.flush(ctx, conn, s.check); err != nil {
+func (a *Applier) xaPrepare(ctx context.Context, s *plan.Step) error {
+	conn := a.session(s.XID)
+	if s.Check != nil {
+		if err := a.flush(ctx, conn, s.Check); err != nil {
 			return err
 		}
 	}
-	s.stmts.insert(s.slot, a.cfg.Record.FenceCheckSQL())
-	if err := a.flush(ctx, conn, s.stmts); err != nil {
+	s.Stmts.Insert(s.Slot, a.cfg.Record.FenceCheckSQL())
+	if err := a.flush(ctx, conn, s.Stmts); err != nil {
 		return err
 	}
 	a.txOpen = false
@@ -201,28 +202,28 @@ func (a *Applier) xaPrepare(ctx context.Context, s *step) error {
 
 // xaOnePhase commits the open target XA transaction in one phase (MySQL's XA COMMIT ... ONE
 // PHASE), its position written inside it.
-func (a *Applier) xaOnePhase(ctx context.Context, s *step) error {
-	conn := a.session(s.xid)
-	if s.check != nil {
-		if err := a.flush(ctx, conn, s.check); err != nil {
+func (a *Applier) xaOnePhase(ctx context.Context, s *plan.Step) error {
+	conn := a.session(s.XID)
+	if s.Check != nil {
+		if err := a.flush(ctx, conn, s.Check); err != nil {
 			return err
 		}
 	}
-	s.stmts.insert(s.slot, a.positionSQL(s.end, a.cfg.Now()))
-	if err := a.flush(ctx, conn, s.stmts); err != nil {
+	s.Stmts.Insert(s.Slot, a.positionSQL(s.End, a.cfg.Now()))
+	if err := a.flush(ctx, conn, s.Stmts); err != nil {
 		return err
 	}
 	a.countCommitted(conn)
-	a.closeXASession(s.xid)
+	a.closeXASession(s.XID)
 	a.txOpen = false
-	a.committedBatch(s.end)
+	a.committedBatch(s.End)
 	return nil
 }
 
 // xaEnd applies XA COMMIT or XA ROLLBACK of a prepared transaction, after a mark of its position.
-func (a *Applier) xaEnd(ctx context.Context, s *step) error {
-	e := s.ev
-	stmt := s.stmts.stmt(0)
+func (a *Applier) xaEnd(ctx context.Context, s *plan.Step) error {
+	e := s.Event
+	stmt := s.Stmts.Stmt(0)
 	maybeRan := e.Pos == a.cfg.DDLStarted
 	// The mark commits by itself (the session is in autocommit between transactions) and is
 	// fenced: a process that lost the workflow fails there, before the XA statement.
@@ -230,7 +231,7 @@ func (a *Applier) xaEnd(ctx context.Context, s *step) error {
 	var err error
 	if xs, ok := a.xaSessions[e.XID]; ok {
 		// Prepared by this attempt: its own session ends it.
-		a.b.add("", mark)
+		a.b.Add("", mark)
 		if err = a.flush(ctx, a.main, &a.b); err != nil {
 			return err
 		}
@@ -240,8 +241,8 @@ func (a *Applier) xaEnd(ctx context.Context, s *step) error {
 			a.closeXASession(e.XID) // the XA transaction has ended: the session holds nothing
 		}
 	} else {
-		s.stmts.insert(0, mark)
-		err = a.flush(ctx, a.main, s.stmts)
+		s.Stmts.Insert(0, mark)
+		err = a.flush(ctx, a.main, s.Stmts)
 		for i := 0; i < xaDetachPolls && isXANota(err); i++ {
 			// The session of an earlier attempt (or process) that prepared it may not have been
 			// detached from it yet: the server ends a killed or lost session asynchronously,

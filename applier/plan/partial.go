@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"errors"
@@ -43,7 +43,7 @@ func (e *InexactError) Error() string {
 func (e *InexactError) Is(target error) bool { return target == ErrInexact }
 
 // statementError is the terminal error of a data change the source logged as a statement.
-func (p *planner) statementError(e *event.Event) error {
+func (p *Planner) statementError(e *event.Event) error {
 	return &InexactError{GTID: e.GTID,
 		What: fmt.Sprintf("the source logged a data change to a replicated table as a statement, not as rows (the session that ran it had binlog_format STATEMENT or MIXED): %q, default database %q", e.Query, e.Schema),
 		Fix: "vplayer applies row events only, and skipping the statement would leave the target different from the source. Set binlog_format=ROW for every session that writes the source " +
@@ -57,7 +57,7 @@ func (p *planner) statementError(e *event.Event) error {
 // defaults fill the others of an inserted row, as the source's did, and an update leaves them as
 // they are. Rows are found by the key the before image carries; an image that lacks a column of
 // t's row identity cannot be applied exactly: an *InexactError.
-func (p *planner) viewOf(e *event.Event, t *table) (*table, error) {
+func (p *Planner) viewOf(e *event.Event, t *Table) (*Table, error) {
 	n := e.Table.ColumnCount
 	if n >= len(t.cols) && e.BeforeCols == nil && e.AfterCols == nil {
 		return t, nil
@@ -88,11 +88,11 @@ func (p *planner) viewOf(e *event.Event, t *table) (*table, error) {
 }
 
 // lacksKey is the error of a before image without column i of t's row identity.
-func (p *planner) lacksKey(e *event.Event, t *table, i int) error {
-	what := fmt.Sprintf("the before image of %s lacks column %s, by which the target finds the row (%s)", article(e.Kind), t.cols[i].name, t.identity())
+func (p *Planner) lacksKey(e *event.Event, t *Table, i int) error {
+	what := fmt.Sprintf("the before image of %s lacks column %s, by which the target finds the row (%s)", article(e.Kind), t.cols[i].name, t.Identity())
 	fix := "log full before images: set binlog_row_image=FULL on the source (or NOBLOB where no BLOB or TEXT column identifies rows), or give the table a primary key on both sides; then re-sync the table"
 	if i >= e.Table.ColumnCount {
-		what = fmt.Sprintf("the target table has column %s, which identifies its rows (%s), but the source's table has only %d columns", t.cols[i].name, t.identity(), e.Table.ColumnCount)
+		what = fmt.Sprintf("the target table has column %s, which identifies its rows (%s), but the source's table has only %d columns", t.cols[i].name, t.Identity(), e.Table.ColumnCount)
 		fix = "identify the target's rows by columns the source has: its primary key or a unique key of the source's columns"
 	}
 	return &InexactError{Table: t.quoted, GTID: p.gtid, What: what, Fix: fix}
@@ -106,7 +106,7 @@ func (p *planner) lacksKey(e *event.Event, t *table, i int) error {
 // table has beyond the source's are not partial: a row the source's image describes whole is
 // written with their defaults, as a native replica does. Views are kept on t, one per set of
 // columns.
-func (t *table) view(present []bool, partial bool) *table {
+func (t *Table) view(present []bool, partial bool) *Table {
 	key := make([]byte, len(present)+1)
 	for i, ok := range present {
 		if ok {
@@ -144,7 +144,7 @@ func (t *table) view(present []bool, partial bool) *table {
 		v.countedTail = withDefaults(countedTail(&v), t, absent)
 	}
 	if t.views == nil {
-		t.views = map[string]*table{}
+		t.views = map[string]*Table{}
 	}
 	t.views[string(key)] = &v
 	return &v
@@ -152,7 +152,7 @@ func (t *table) view(present []bool, partial bool) *table {
 
 // withDefaults appends to an upsert's assignments the columns absent: an inserted row has their
 // defaults, whatever the row it meets had.
-func withDefaults(tail []byte, t *table, absent []int) []byte {
+func withDefaults(tail []byte, t *Table, absent []int) []byte {
 	for _, i := range absent {
 		if t.isKey(i) {
 			continue
@@ -164,7 +164,7 @@ func withDefaults(tail []byte, t *table, absent []int) []byte {
 }
 
 // isKey reports whether column i identifies t's rows.
-func (t *table) isKey(i int) bool {
+func (t *Table) isKey(i int) bool {
 	for _, k := range t.key {
 		if k == i {
 			return true

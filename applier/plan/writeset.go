@@ -1,6 +1,8 @@
-package applier
+package plan
 
 import (
+	"strings"
+
 	"github.com/vplayer/vplayer/event"
 )
 
@@ -25,7 +27,7 @@ import (
 // A writeset cannot see what the server adds: gap and next-key locks, foreign keys and their
 // cascades, triggers. An executor must survive those conflicts (roll back the later batch and
 // run it again after the earlier one), not prevent them.
-type writeset struct {
+type Writeset struct {
 	keys    []wkey
 	seen    map[wkey]struct{}
 	barrier bool
@@ -47,7 +49,7 @@ func (k wkey) wholeTable() bool { return k.index == "" }
 // wholeIndex reports whether k stands for every value of its unique key.
 func (k wkey) wholeIndex() bool { return k.index != "" && k.value == "" }
 
-func (w *writeset) add(k wkey) {
+func (w *Writeset) add(k wkey) {
 	if _, ok := w.seen[k]; ok {
 		return
 	}
@@ -58,8 +60,8 @@ func (w *writeset) add(k wkey) {
 	w.keys = append(w.keys, k)
 }
 
-// addRows adds the keys that rows, changes of t, touch.
-func (w *writeset) addRows(t *table, rows []event.Row) {
+// AddRows adds the keys that rows, changes of t, touch.
+func (w *Writeset) AddRows(t *Table, rows []event.Row) {
 	if t.keyKind == keyAll {
 		w.add(wkey{table: t.quoted})
 		return
@@ -75,7 +77,7 @@ func (w *writeset) addRows(t *table, rows []event.Row) {
 }
 
 // addImage adds the keys of the row image vals of t.
-func (w *writeset) addImage(t *table, vals []any) {
+func (w *Writeset) addImage(t *Table, vals []any) {
 	for i := range t.uniques {
 		u := &t.uniques[i]
 		if hasNull(u.cols, vals) {
@@ -103,7 +105,7 @@ func hasNull(cols []int, vals []any) bool {
 
 // keyValue returns the literal of the values of columns cols in vals, false when one is NULL
 // (or cannot be written: the statement that writes it fails the batch anyway).
-func keyValue(t *table, cols []int, vals []any) (string, bool) {
+func keyValue(t *Table, cols []int, vals []any) (string, bool) {
 	var buf []byte
 	if len(cols) > 1 {
 		buf = append(buf, '(')
@@ -144,7 +146,7 @@ func (k wkey) overlaps(o wkey) bool {
 // overlaps reports whether batches with writesets w and o could change the same row or unique
 // key value: a barrier overlaps everything, else a key of one overlaps a key of the other. It
 // compares every pair: an executor keeps its own index of the keys in flight.
-func (w *writeset) overlaps(o *writeset) bool {
+func (w *Writeset) overlaps(o *Writeset) bool {
 	if w.barrier || o.barrier {
 		return true
 	}
@@ -159,19 +161,19 @@ func (w *writeset) overlaps(o *writeset) bool {
 }
 
 // touches reports whether w overlaps the one key value k, through w's index.
-func (w *writeset) touches(k wkey) bool {
+func (w *Writeset) touches(k wkey) bool {
 	if w.barrier {
 		return true
 	}
 	_, key := w.seen[k]
-	_, table := w.seen[wkey{table: k.table}]
+	_, Table := w.seen[wkey{table: k.table}]
 	_, index := w.seen[wkey{table: k.table, index: k.index}]
-	return key || table || index
+	return key || Table || index
 }
 
-// overlapsIndexed is overlaps through o's and w's index of their keys: O(len of the smaller)
+// OverlapsIndexed is overlaps through o's and w's index of their keys: O(len of the smaller)
 // map lookups, plus a scan of the larger for each whole-key entry of the smaller.
-func (w *writeset) overlapsIndexed(o *writeset) bool {
+func (w *Writeset) OverlapsIndexed(o *Writeset) bool {
 	if w.barrier || o.barrier {
 		return true
 	}
@@ -193,4 +195,39 @@ func (w *writeset) overlapsIndexed(o *writeset) bool {
 		}
 	}
 	return false
+}
+
+// Add adds one key to w: a value of table's unique key index (its values as SQL literals, in the
+// key's column order, as the row identity writes them), every value of index when value is
+// empty, or every row of table when index is empty too. table is `schema`.`name` on the target.
+func (w *Writeset) Add(table, index, value string) {
+	w.add(wkey{table: table, index: index, value: value})
+}
+
+// Barrier reports whether w overlaps every batch: DDL, an XA transaction, a transaction sent
+// before its commit.
+func (w *Writeset) Barrier() bool { return w.barrier }
+
+// Missing returns the keys of o that w does not touch, as `table` index value: empty when a
+// batch of writeset w conflicts with everything one of o could.
+func (w *Writeset) Missing(o *Writeset) []string {
+	var out []string
+	for _, k := range o.keys {
+		if !w.touches(k) {
+			out = append(out, k.table+" "+k.index+" "+k.value)
+		}
+	}
+	return out
+}
+
+// String lists w's keys, for a message.
+func (w *Writeset) String() string {
+	if w.barrier {
+		return "barrier"
+	}
+	keys := make([]string, len(w.keys))
+	for i, k := range w.keys {
+		keys[i] = k.table + " " + k.index + " " + k.value
+	}
+	return "[" + strings.Join(keys, ", ") + "]"
 }

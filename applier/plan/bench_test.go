@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // benchTables returns a foldable table (primary key only) and one with a second unique key,
 // which does not fold, as the planner benchmark writes them.
-func benchTables() (folded, unique *table) {
+func benchTables() (folded, unique *Table) {
 	folded = foldTestTable()
 	folded.hasEnum = false
 	unique = foldTestTable()
@@ -51,36 +51,31 @@ func benchmarkPlan(b *testing.B, writesets bool) {
 	folded, unique := benchTables()
 	folded.uniques = []uniqueKey{{name: "PRIMARY", cols: []int{0}, exact: true}}
 	unique.uniques = []uniqueKey{{name: "PRIMARY", cols: []int{0}, exact: true}, {name: "v", cols: []int{2}, exact: true}}
-	a := New(Config{})
-	a.tables.checked[ft], a.tables.checked[ut] = folded, unique
-	runPlan(b, a, items, writesets)
+	runPlan(b, map[*event.Table]*Table{ft: folded, ut: unique}, items, writesets)
 }
 
-// runPlan plans items, one fetch, once per iteration on one planner, as the applier does, and
-// reports the time per row change.
-func runPlan(b *testing.B, a *Applier, items []*event.Event, writesets bool) {
-	p := newPlanner(planConfig{maxBatch: a.maxBatch, writesets: writesets}, "")
-	ctx := b.Context()
-	run := func(steps []step, err error) {
+// runPlan plans items, one fetch, once per iteration on one planner, as the applier does (its
+// tables already loaded and checked, and statements handed out at once), and reports the time
+// per row change.
+func runPlan(b *testing.B, tables map[*event.Table]*Table, items []*event.Event, writesets bool) {
+	p := New(Config{Writesets: writesets}, "")
+	run := func(steps []Step, err error) {
 		if err != nil {
 			b.Fatal(err)
 		}
 		for i := range steps {
-			if s := &steps[i]; s.kind == stepCommit {
-				s.stmts.add("", "UPDATE position")
-				s.stmts.add("", "COMMIT")
+			if s := &steps[i]; s.Kind == StepCommit {
+				s.Stmts.Add("", "UPDATE position")
+				s.Stmts.Add("", "COMMIT")
 			}
 		}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, e := range items {
-			var t *table
+			var t *Table
 			if e.Type == event.Rows && p.TakesRows() {
-				var err error
-				if t, err = a.tables.get(ctx, e.Table); err != nil {
-					b.Fatal(err)
-				}
+				t = tables[e.Table]
 			}
 			run(p.Event(e, t))
 		}
@@ -111,26 +106,24 @@ func sbRow(r *rand.Rand, id int32) []any {
 	return []any{id, r.Int32N(1 << 20), digits(10), digits(5)}
 }
 
-// sbSetup returns an applier whose table cache knows sysbench's sbtest1 and the binlog table
-// its rows events name.
-func sbSetup() (*Applier, *event.Table) {
-	t := built(defOf("sbtest", "sbtest1", []column{
+// sbSetup returns the tables of sysbench's sbtest1, by the binlog table its rows events name,
+// and that binlog table.
+func sbSetup() (map[*event.Table]*Table, *event.Table) {
+	t := built(defOf("sbtest", "sbtest1", []Column{
 		{name: "id", dataType: "int", notNull: true},
 		{name: "k", dataType: "int", notNull: true},
 		{name: "c", dataType: "char", notNull: true, collation: "latin1_bin", length: 120},
 		{name: "pad", dataType: "char", notNull: true, collation: "latin1_bin", length: 60},
 	}, pk("id")))
 	bt := &event.Table{Schema: "sbtest", Name: "sbtest1", ColumnCount: 4}
-	a := New(Config{})
-	a.tables.checked[bt] = t
-	return a, bt
+	return map[*event.Table]*Table{bt: t}, bt
 }
 
 // BenchmarkPlan_sysbenchWrite plans one fetch of 500 transactions of sysbench's oltp_write_only
 // on one table (an index update, a non-index update, a delete and the insert of the same id,
 // random ids), all folded, writesets off.
 func BenchmarkPlan_sysbenchWrite(b *testing.B) {
-	a, bt := sbSetup()
+	tables, bt := sbSetup()
 	r := rand.New(rand.NewPCG(1, 2))
 	var items []*event.Event
 	for i := 0; i < 500; i++ {
@@ -153,13 +146,13 @@ func BenchmarkPlan_sysbenchWrite(b *testing.B) {
 			&event.Event{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", i+1), Timestamp: 1},
 		)
 	}
-	runPlan(b, a, items, false)
+	runPlan(b, tables, items, false)
 }
 
 // BenchmarkPlan_sysbenchInsert plans one fetch of 1000 transactions of sysbench's oltp_insert:
 // one row each, ascending ids, all folded into plain INSERTs, writesets off.
 func BenchmarkPlan_sysbenchInsert(b *testing.B) {
-	a, bt := sbSetup()
+	tables, bt := sbSetup()
 	r := rand.New(rand.NewPCG(1, 2))
 	var items []*event.Event
 	for i := 0; i < 1000; i++ {
@@ -169,5 +162,5 @@ func BenchmarkPlan_sysbenchInsert(b *testing.B) {
 			&event.Event{Type: event.Commit, Pos: fmt.Sprintf("MariaDB/0-1-%d", i+1), Timestamp: 1},
 		)
 	}
-	runPlan(b, a, items, false)
+	runPlan(b, tables, items, false)
 }

@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 
 // rowGroup is a run of consecutive row changes of one kind on one table, not yet written.
 type rowGroup struct {
-	t     *table
+	t     *Table
 	kind  event.RowKind
-	fkOff bool   // the rows go in with foreign_key_checks=0: the source wrote them so, or planConfig.fkOff
+	fkOff bool   // the rows go in with foreign_key_checks=0: the source wrote them so, or Config.FKOff
 	gtid0 string // the source transaction of the group's first rows
 	rows  []event.Row
 	bytes int // binlog bytes of the rows events, bounded like a fold's
@@ -18,21 +18,21 @@ type rowGroup struct {
 
 // foreignKeys makes the session's foreign_key_checks what the statements that follow in the
 // batch need: off for rows the source wrote with the checks off, and for DDL.
-func (p *planner) foreignKeys(off bool) {
+func (p *Planner) foreignKeys(off bool) {
 	if p.fkOff == off && !p.fkUnknown {
 		return
 	}
 	p.fkUnknown = false
 	if off {
-		p.cur.add("", "SET SESSION foreign_key_checks = 0")
+		p.cur.Add("", "SET SESSION foreign_key_checks = 0")
 	} else {
-		p.cur.add("", "SET SESSION foreign_key_checks = 1")
+		p.cur.Add("", "SET SESSION foreign_key_checks = 1")
 	}
 	p.fkOff = off
 }
 
 // addRows plans the row changes of e, a rows event of table t.
-func (p *planner) addRows(e *event.Event, t *table) error {
+func (p *Planner) addRows(e *event.Event, t *Table) error {
 	if t == nil {
 		return fmt.Errorf("rows event for %s.%s without its table definition", e.Table.Schema, e.Table.Name)
 	}
@@ -53,14 +53,14 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 		if err := p.flushPending(); err != nil {
 			return err
 		}
-		if p.cfg.writesets {
+		if p.cfg.Writesets {
 			p.ws.barrier = true
 		}
 		t = v
 	}
 	p.rows += len(e.Rows)
-	if p.cfg.writesets && !p.ws.barrier {
-		p.ws.addRows(t, e.Rows)
+	if p.cfg.Writesets && !p.ws.barrier {
+		p.ws.AddRows(t, e.Rows)
 	}
 	if t.foldable {
 		if err := p.fold.add(t, e.Kind, e.Rows, e.Bytes(), p.gtid); err != nil {
@@ -68,17 +68,17 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 		}
 		// With workers, a fold that filled is committed at the transaction's end (see event),
 		// unless the transaction alone makes it twice as large.
-		if p.fold.full() && (!p.cfg.parallel || p.fold.overfull()) {
+		if p.fold.full() && (!p.cfg.Parallel || p.fold.overfull()) {
 			// The row group may hold earlier changes of the same keys (a partial image's
 			// rows): it goes first, as flushPending writes them.
 			if err := p.flushGroup(); err != nil {
 				return err
 			}
-			return p.fold.appendTo(p.cur, p.cfg.execMode, p.gtid)
+			return p.fold.appendTo(p.cur, p.cfg.ExecMode, p.gtid)
 		}
 		return nil
 	}
-	fkOff := e.NoForeignKeyChecks || (p.cfg.fkOff != nil && p.cfg.fkOff(t.name))
+	fkOff := e.NoForeignKeyChecks || (p.cfg.FKOff != nil && p.cfg.FKOff(t.name))
 	g := &p.group
 	if g.t == t && g.kind == e.Kind && e.Kind != event.Update && g.fkOff == fkOff {
 		g.rows = append(g.rows, e.Rows...)
@@ -97,15 +97,15 @@ func (p *planner) addRows(e *event.Event, t *table) error {
 }
 
 // flushPending writes every row change not yet in the batch: the row group and the fold.
-func (p *planner) flushPending() error {
+func (p *Planner) flushPending() error {
 	if err := p.flushGroup(); err != nil {
 		return err
 	}
-	return p.fold.appendTo(p.cur, p.cfg.execMode, p.gtid)
+	return p.fold.appendTo(p.cur, p.cfg.ExecMode, p.gtid)
 }
 
 // gtidSpan names the source transactions from gtid0 to the current one.
-func (p *planner) gtidSpan(gtid0 string) string {
+func (p *Planner) gtidSpan(gtid0 string) string {
 	if gtid0 == "" || gtid0 == p.gtid {
 		return p.gtid
 	}
@@ -113,7 +113,7 @@ func (p *planner) gtidSpan(gtid0 string) string {
 }
 
 // flushGroup writes the pending row group into the batch.
-func (p *planner) flushGroup() error {
+func (p *Planner) flushGroup() error {
 	g := &p.group
 	if g.t == nil || len(g.rows) == 0 {
 		g.t = nil
@@ -123,9 +123,9 @@ func (p *planner) flushGroup() error {
 	var err error
 	switch g.kind {
 	case event.Insert:
-		err = appendInsertMode(p.cur, g.t, g.rows, p.cfg.execMode, p.gtidSpan(g.gtid0))
+		err = appendInsertMode(p.cur, g.t, g.rows, p.cfg.ExecMode, p.gtidSpan(g.gtid0))
 	case event.Update:
-		err = appendUpdate(p.cur, g.t, g.rows, p.cfg.execMode, p.gtid)
+		err = appendUpdate(p.cur, g.t, g.rows, p.cfg.ExecMode, p.gtid)
 	case event.Delete:
 		err = appendDelete(p.cur, g.t, g.rows, p.gtidSpan(g.gtid0))
 	}

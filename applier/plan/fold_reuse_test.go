@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"fmt"
@@ -20,17 +20,17 @@ func TestFold_reuse(t *testing.T) {
 	t2.insertHead = []byte("INSERT INTO `s`.`u` (`id`,`e`,`v`) VALUES ")
 	t2.insertShape, t2.updateShape, t2.deleteShape = "INSERT `s`.`u`", "UPDATE `s`.`u`", "DELETE `s`.`u`"
 	type change struct {
-		t    *table
+		t    *Table
 		kind event.RowKind
 		row  event.Row
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	present := map[*table]map[int32]bool{t1: {}, t2: {}}
+	present := map[*Table]map[int32]bool{t1: {}, t2: {}}
 	// changes returns n random changes that a source could have written in sequence.
 	changes := func(n int, keys int32) []change {
 		var cs []change
 		for len(cs) < n {
-			tbl := []*table{t1, t2}[r.IntN(2)]
+			tbl := []*Table{t1, t2}[r.IntN(2)]
 			id := r.Int32N(keys)
 			v := fmt.Sprint(r.IntN(1000))
 			switch p := present[tbl]; {
@@ -66,13 +66,13 @@ func TestFold_reuse(t *testing.T) {
 	for _, mode := range []string{ExecModeStrict, ExecModeIdempotent} {
 		t.Run(mode, func(t *testing.T) {
 			var reused fold
-			var held, want []*batch
+			var held, want []*Batch
 			for i, n := range []int{1, 5, 40, 3, 3 * keepFold, 7, 2, 300, 1} {
 				cs := changes(n, int32(max(2*n, 16)))
 				var fresh fold
 				fill(&fresh, cs)
 				fill(&reused, cs)
-				wb, gb := new(batch), new(batch)
+				wb, gb := new(Batch), new(Batch)
 				if err := fresh.appendTo(wb, mode, "g"); err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"fmt"
@@ -12,33 +12,33 @@ import (
 
 // xaStart plans the target XA transaction of a source one: the open target transaction is
 // committed first, as for a DDL.
-func (p *planner) xaStart(e *event.Event) error {
+func (p *Planner) xaStart(e *event.Event) error {
 	if err := p.commit(); err != nil {
 		return err
 	}
 	p.xid, p.xaSkip = e.XID, false
 	p.mainFKOff, p.fkOff = p.fkOff, false // the new session runs with the checks on
-	p.cur.add("", "XA START "+e.XID)
-	p.emit(step{kind: stepXAStart, xid: e.XID, stmts: p.take()})
+	p.cur.Add("", "XA START "+e.XID)
+	p.emit(Step{Kind: StepXAStart, XID: e.XID, Stmts: p.take()})
 	p.txOpen = true
 	return nil
 }
 
 // xaPrepare plans preparing the open target XA transaction, then saving the position after it.
-func (p *planner) xaPrepare(e *event.Event) error {
+func (p *Planner) xaPrepare(e *event.Event) error {
 	if !p.xaSkip {
 		if err := p.flushPending(); err != nil {
 			return err
 		}
-		check := p.checked()
+		Check := p.checked()
 		slot := p.cur.n // the fence check
-		p.cur.add("", "XA END "+p.xid)
-		p.cur.add("XA PREPARE", "XA PREPARE "+p.xid)
+		p.cur.Add("", "XA END "+p.xid)
+		p.cur.Add("XA PREPARE", "XA PREPARE "+p.xid)
 		ws := p.takeWriteset()
 		if ws != nil {
 			ws.barrier = true
 		}
-		p.emit(step{kind: stepXAPrepare, xid: p.xid, check: check, stmts: p.take(), slot: slot, ws: ws})
+		p.emit(Step{Kind: StepXAPrepare, XID: p.xid, Check: Check, Stmts: p.take(), Slot: slot, Writeset: ws})
 		p.fkOff = p.mainFKOff // the XA session stays with its prepared transaction
 	}
 	p.xid, p.xaSkip, p.txOpen = "", false, false
@@ -49,7 +49,7 @@ func (p *planner) xaPrepare(e *event.Event) error {
 
 // xaOnePhase plans committing the open target XA transaction in one phase (MySQL's XA COMMIT ...
 // ONE PHASE), its position written inside it.
-func (p *planner) xaOnePhase() error {
+func (p *Planner) xaOnePhase() error {
 	if p.xaSkip {
 		// A one-phase XA transaction is never prepared: the XID found at its XA START is not
 		// this transaction applied before, and its rows are not on the target.
@@ -58,31 +58,31 @@ func (p *planner) xaOnePhase() error {
 	if err := p.flushPending(); err != nil {
 		return err
 	}
-	check := p.checked()
+	Check := p.checked()
 	slot := p.cur.n // the position
-	p.cur.add("", "XA END "+p.xid)
-	p.cur.add("XA COMMIT", "XA COMMIT "+p.xid+" ONE PHASE")
+	p.cur.Add("", "XA END "+p.xid)
+	p.cur.Add("XA COMMIT", "XA COMMIT "+p.xid+" ONE PHASE")
 	ws := p.takeWriteset()
 	if ws != nil {
 		ws.barrier = true
 	}
-	p.emit(step{kind: stepXAOnePhase, xid: p.xid, check: check, stmts: p.take(), slot: slot, end: p.end(), ws: ws})
+	p.emit(Step{Kind: StepXAOnePhase, XID: p.xid, Check: Check, Stmts: p.take(), Slot: slot, End: p.end(), Writeset: ws})
 	p.fkOff = p.mainFKOff // the XA session is gone
 	p.xid, p.txOpen = "", false
 	return nil
 }
 
 // xaEnd plans XA COMMIT or XA ROLLBACK of a prepared transaction, then saving the position.
-func (p *planner) xaEnd(e *event.Event) error {
+func (p *Planner) xaEnd(e *event.Event) error {
 	if err := p.commit(); err != nil {
 		return err
 	}
 	if e.Type == event.XARollback {
-		p.cur.add("XA ROLLBACK", "XA ROLLBACK "+e.XID)
+		p.cur.Add("XA ROLLBACK", "XA ROLLBACK "+e.XID)
 	} else {
-		p.cur.add("XA COMMIT", "XA COMMIT "+e.XID)
+		p.cur.Add("XA COMMIT", "XA COMMIT "+e.XID)
 	}
-	p.emit(step{kind: stepXAEnd, stmts: p.take(), ev: e, ws: &writeset{barrier: true}})
+	p.emit(Step{Kind: StepXAEnd, Stmts: p.take(), Event: e, Writeset: &Writeset{barrier: true}})
 	p.pos, p.txTime = e.Pos, e.Timestamp
 	if e.Type == event.XACommit {
 		p.commits++

@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/vplayer/vplayer/event"
 )
 
-func foldTestTable() *table {
+func foldTestTable() *Table {
 	t := testTable(keyPrimary)
 	t.foldable = true
 	t.upsertTail = upsertTail(t)
@@ -106,7 +106,7 @@ func TestFold(t *testing.T) {
 			if err := tt.add(&f); err != nil {
 				t.Fatal(err)
 			}
-			var b batch
+			var b Batch
 			if err := f.appendTo(&b, ExecModeStrict, ""); err != nil {
 				t.Fatal(err)
 			}
@@ -137,20 +137,20 @@ func TestFold_shapes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var b batch
+	var b Batch
 	if err := f.appendTo(&b, ExecModeStrict, ""); err != nil {
 		t.Fatal(err)
 	}
 	want := "INSERT ... ON DUPLICATE KEY UPDATE `s`.`t` (folded source INSERT+UPDATE+DELETE rows)"
-	if got := b.shape(); got != want {
+	if got := b.Shape(); got != want {
 		t.Errorf("shape %q, want %q", got, want)
 	}
 	f.add(tbl, event.Update, []event.Row{{Before: row(1, "b"), After: row(1, "d")}}, 1, "")
-	b.reset()
+	b.Reset()
 	if err := f.appendTo(&b, ExecModeStrict, ""); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := b.shape(), "INSERT ... ON DUPLICATE KEY UPDATE `s`.`t` (folded source UPDATE rows)"; got != want {
+	if got, want := b.Shape(), "INSERT ... ON DUPLICATE KEY UPDATE `s`.`t` (folded source UPDATE rows)"; got != want {
 		t.Errorf("after a flush: shape %q, want %q", got, want)
 	}
 }
@@ -159,16 +159,16 @@ func TestFold_shapes(t *testing.T) {
 func TestFold_chunks(t *testing.T) {
 	tbl := foldTestTable()
 	var f fold
-	for i := 0; i < 2*foldChunk+1; i++ {
+	for i := 0; i < 2*FoldChunk+1; i++ {
 		if err := f.add(tbl, event.Insert, []event.Row{{After: row(int32(i), "v")}}, 1, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var b batch
+	var b Batch
 	if err := f.appendTo(&b, ExecModeStrict, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := b.n, 3; got != want {
-		t.Errorf("%d keys written in %d statements, want %d", 2*foldChunk+1, got, want)
+		t.Errorf("%d keys written in %d statements, want %d", 2*FoldChunk+1, got, want)
 	}
 }

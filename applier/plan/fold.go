@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"github.com/vplayer/vplayer/event"
 )
 
-// foldChunk bounds the rows of one folded statement.
-const foldChunk = 500
+// FoldChunk bounds the rows of one folded statement.
+const FoldChunk = 500
 
 // maxFoldRows and maxFoldBytes bound what a fold holds before it is written out, so that one
 // round trip stays far below max_allowed_packet whatever the relay log bounds.
@@ -35,7 +35,7 @@ const (
 // each new key's string.
 type fold struct {
 	tables []*foldTable // in first-change order
-	byT    map[*table]*foldTable
+	byT    map[*Table]*foldTable
 	spare  []*foldTable // emptied, for the next tables
 	key    []byte       // where keys are built, to look them up without allocating
 	ups    []event.Row  // appendTo's images of keys that existed, reused
@@ -46,7 +46,7 @@ type fold struct {
 }
 
 type foldTable struct {
-	t     *table
+	t     *Table
 	order []foldEntry            // every key's net change, in first-change order
 	index map[string]int32       // key → its entry in order
 	kinds [event.Delete + 1]bool // the kinds of source row changes folded
@@ -87,9 +87,9 @@ type foldRow struct {
 	after   []any
 }
 
-func (f *fold) table(t *table) *foldTable {
+func (f *fold) table(t *Table) *foldTable {
 	if f.byT == nil {
-		f.byT = map[*table]*foldTable{}
+		f.byT = map[*Table]*foldTable{}
 	}
 	ft := f.byT[t]
 	if ft == nil {
@@ -123,13 +123,13 @@ func (ft *foldTable) empty() {
 
 // keyOf returns the key literal of image vals: the primary key columns as the SQL tuple that
 // identifies the row, which is also its identity in the fold.
-func keyOf(t *table, vals []any) (string, error) {
+func keyOf(t *Table, vals []any) (string, error) {
 	buf, err := appendKey(nil, t, vals)
 	return string(buf), err
 }
 
 // appendKey appends the key literal of image vals to buf.
-func appendKey(buf []byte, t *table, vals []any) ([]byte, error) {
+func appendKey(buf []byte, t *Table, vals []any) ([]byte, error) {
 	if len(t.key) == 1 {
 		return appendValue(buf, &t.cols[t.key[0]], vals[t.key[0]])
 	}
@@ -153,7 +153,7 @@ func (ft *foldTable) set(key []byte, r foldRow, created bool) {
 }
 
 // add folds the rows of one rows event of a foldable table, size its binlog bytes.
-func (f *fold) add(t *table, kind event.RowKind, rows []event.Row, size int, gtid string) error {
+func (f *fold) add(t *Table, kind event.RowKind, rows []event.Row, size int, gtid string) error {
 	if f.rows == 0 && f.bytes == 0 {
 		f.gtid0 = gtid
 	}
@@ -210,7 +210,7 @@ func (f *fold) overfull() bool { return f.rows >= 2*maxFoldRows || f.bytes >= 2*
 // idempotent mode, by a probe that counts the keys that exist and an upsert. A key is in one of
 // the three at most; a key both created and deleted by the fold nets to nothing. gtid names the
 // source transactions the fold holds.
-func (f *fold) appendTo(b *batch, mode, gtid string) error {
+func (f *fold) appendTo(b *Batch, mode, gtid string) error {
 	return f.appendSplit(b, nil, mode, gtid, nil)
 }
 
@@ -218,7 +218,7 @@ func (f *fold) appendTo(b *batch, mode, gtid string) error {
 // lateB instead of b. Keys of one table are independent of one another, and a foldable table has
 // no foreign key or trigger, so the two parts may run in either order, and the keys in each in
 // any order.
-func (f *fold) appendSplit(b, lateB *batch, mode, gtid string, late func(t *table, key string) bool) error {
+func (f *fold) appendSplit(b, lateB *Batch, mode, gtid string, late func(t *Table, key string) bool) error {
 	if f.gtid0 != "" && f.gtid0 != gtid {
 		gtid = f.gtid0 + ".." + gtid
 	}
@@ -268,7 +268,7 @@ func (f *fold) appendSplit(b, lateB *batch, mode, gtid string, late func(t *tabl
 }
 
 // appendTable writes the statements of order, net changes of ft's keys, into b (see appendTo).
-func (f *fold) appendTable(b *batch, ft *foldTable, order []foldEntry, mode, gtid string) error {
+func (f *fold) appendTable(b *Batch, ft *foldTable, order []foldEntry, mode, gtid string) error {
 	// The key lists go into the checks, which live as long as b: one new array holds
 	// them. The images only go into SQL: they are put in f's slices, kept for next time.
 	nd, nu, ni := 0, 0, 0
@@ -302,18 +302,18 @@ func (f *fold) appendTable(b *batch, ft *foldTable, order []foldEntry, mode, gti
 	f.ups, f.ins = ups, inserts
 	from := ft.shapeSuffix()
 	for len(dels) > 0 {
-		n := min(len(dels), foldChunk)
+		n := min(len(dels), FoldChunk)
 		appendDeleteKeys(b, ft.t, dels[:n], ft.t.deleteShape+from)
-		b.expect(check{want: int64(n), kind: DeleteMissing, t: ft.t, keys: dels[:n:n], gtid: gtid})
+		b.expect(Check{Want: int64(n), Kind: DeleteMissing, Table: ft.t, Keys: dels[:n:n], GTID: gtid})
 		dels = dels[n:]
 	}
 	for len(ups) > 0 {
-		n := min(len(ups), foldChunk)
+		n := min(len(ups), FoldChunk)
 		if mode == ExecModeIdempotent {
 			// Counted by a probe: idempotent mode reads the counts after the COMMIT, and
 			// counts every absent row, where the counted upsert says only whether one is.
 			appendTouch(b, ft.t, upKeys[:n])
-			b.expect(check{want: int64(n), kind: UpdateMissing, t: ft.t, keys: upKeys[:n:n], gtid: gtid})
+			b.expect(Check{Want: int64(n), Kind: UpdateMissing, Table: ft.t, Keys: upKeys[:n:n], GTID: gtid})
 			if err := appendInsertTail(b, ft.t, ups[:n], ft.t.upsertShape+from, ft.t.upsertTail); err != nil {
 				return err
 			}
@@ -321,16 +321,16 @@ func (f *fold) appendTable(b *batch, ft *foldTable, order []foldEntry, mode, gti
 			if err := appendCountedUpsert(b, ft.t, ups[:n], upKeys[:n], ft.t.upsertShape+from); err != nil {
 				return err
 			}
-			b.expect(check{want: 1, counted: true, kind: UpdateMissing, t: ft.t, keys: upKeys[:n:n], gtid: gtid})
+			b.expect(Check{Want: 1, Counted: true, Kind: UpdateMissing, Table: ft.t, Keys: upKeys[:n:n], GTID: gtid})
 		}
 		ups, upKeys = ups[n:], upKeys[n:]
 	}
 	for len(inserts) > 0 {
-		n := min(len(inserts), foldChunk)
+		n := min(len(inserts), FoldChunk)
 		var err error
 		if mode == ExecModeIdempotent {
 			appendTouch(b, ft.t, insKeys[:n])
-			b.expect(check{want: 0, kind: InsertExists, t: ft.t, keys: insKeys[:n:n], gtid: gtid})
+			b.expect(Check{Want: 0, Kind: InsertExists, Table: ft.t, Keys: insKeys[:n:n], GTID: gtid})
 			err = appendInsertTail(b, ft.t, inserts[:n], ft.t.upsertShape+from, ft.t.upsertTail)
 		} else {
 			err = appendInsertTail(b, ft.t, inserts[:n], ft.t.insertShape+from, nil)
@@ -354,8 +354,8 @@ const dupCounter = "@vplayer_dup"
 // every row that exists, changed by the image or not: the upsert's own affected-row count cannot
 // tell an inserted row from one already equal to its image. Neither reads the keys a second
 // time: the check matches one row by key (the first, there either way after the upsert).
-func appendCountedUpsert(b *batch, t *table, rows []event.Row, keys []string, shape string) error {
-	b.add("", "SET "+dupCounter+" = 0")
+func appendCountedUpsert(b *Batch, t *Table, rows []event.Row, keys []string, shape string) error {
+	b.Add("", "SET "+dupCounter+" = 0")
 	if err := appendInsertTail(b, t, rows, shape, t.countedTail); err != nil {
 		return err
 	}
@@ -366,7 +366,7 @@ func appendCountedUpsert(b *batch, t *table, rows []event.Row, keys []string, sh
 }
 
 // appendDeleteKeys appends DELETE ... WHERE key IN (keys), keys being key literals; shape names it.
-func appendDeleteKeys(b *batch, t *table, keys []string, shape string) {
+func appendDeleteKeys(b *Batch, t *Table, keys []string, shape string) {
 	b.begin(shape)
 	b.buf = append(b.buf, "DELETE FROM "...)
 	b.buf = append(b.buf, t.quoted...)
@@ -374,7 +374,7 @@ func appendDeleteKeys(b *batch, t *table, keys []string, shape string) {
 }
 
 // appendKeyIn appends " WHERE <key> IN (<keys>)", keys being key literals.
-func appendKeyIn(b *batch, t *table, keys []string) {
+func appendKeyIn(b *Batch, t *Table, keys []string) {
 	b.buf = append(b.buf, " WHERE "...)
 	b.buf = append(b.buf, t.keyTuple...)
 	b.buf = append(b.buf, " IN ("...)
@@ -389,19 +389,19 @@ func appendKeyIn(b *batch, t *table, keys []string) {
 
 // appendUpsert appends one multi-row INSERT ... ON DUPLICATE KEY UPDATE that leaves each row as
 // its image says, whether or not its key existed.
-func appendUpsert(b *batch, t *table, rows []event.Row) error {
+func appendUpsert(b *Batch, t *Table, rows []event.Row) error {
 	return appendInsertTail(b, t, rows, t.upsertShape, t.upsertTail)
 }
 
 // upsertTail returns " ON DUPLICATE KEY UPDATE c=VALUES(c),..." over the writable non-key
 // columns (a no-op assignment of the first key column when every column is in the key).
-func upsertTail(t *table) []byte { return buildUpsertTail(t, false) }
+func upsertTail(t *Table) []byte { return buildUpsertTail(t, false) }
 
 // countedTail is upsertTail whose first assignment also adds one to dupCounter, for every row
 // the upsert finds there (see appendCountedUpsert).
-func countedTail(t *table) []byte { return buildUpsertTail(t, true) }
+func countedTail(t *Table) []byte { return buildUpsertTail(t, true) }
 
-func buildUpsertTail(t *table, count bool) []byte {
+func buildUpsertTail(t *Table, count bool) []byte {
 	inKey := map[int]bool{}
 	for _, i := range t.key {
 		inKey[i] = true
@@ -437,7 +437,7 @@ func buildUpsertTail(t *table, count bool) []byte {
 }
 
 // keyTupleOf returns the key columns as they precede IN: `c` or (`a`,`b`).
-func keyTupleOf(t *table) []byte {
+func keyTupleOf(t *Table) []byte {
 	if len(t.key) == 1 {
 		return []byte(t.cols[t.key[0]].quoted)
 	}

@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"errors"
@@ -24,7 +24,7 @@ var ErrUnsupportedValue = errors.New("unsupported binlog value")
 // the same without strictness, for the rare statement that writes a value only a non-strict
 // source could have stored (see needsLenient).
 const (
-	sqlModeStrict  = "STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
+	SQLModeStrict  = "STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
 	sqlModeLenient = "NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
 )
 
@@ -59,7 +59,7 @@ const (
 //     so is the text form). A longer value, or one of another Go type, is ErrUnsupportedValue;
 //   - MySQL's JSON arrives as text decoded from its binary form and is written with a utf8mb4
 //     introducer (MySQL refuses JSON from a binary string).
-func appendValue(b []byte, c *column, v any) ([]byte, error) {
+func appendValue(b []byte, c *Column, v any) ([]byte, error) {
 	if n := c.binaryForm(); n > 0 && v != nil {
 		return appendBinaryForm(b, c, v, n)
 	}
@@ -116,7 +116,7 @@ func appendValue(b []byte, c *column, v any) ([]byte, error) {
 }
 
 // where names c, and its table when known, for errors.
-func (c *column) where() string {
+func (c *Column) where() string {
 	if c.table == "" {
 		return "column " + c.name
 	}
@@ -126,7 +126,7 @@ func (c *column) where() string {
 // binaryForm is the length in bytes of the binary string the server reads a value of c from,
 // for MariaDB's types that the binlog logs as BINARY(n): 16 for UUID and INET6, 4 for INET4; 0
 // for every other column.
-func (c *column) binaryForm() int {
+func (c *Column) binaryForm() int {
 	switch c.dataType {
 	case "uuid", "inet6":
 		return 16
@@ -138,7 +138,7 @@ func (c *column) binaryForm() int {
 
 // appendBinaryForm writes v, a value of a column whose binaryForm is n, as a binary literal of n
 // bytes: see appendValue.
-func appendBinaryForm(b []byte, c *column, v any, n int) ([]byte, error) {
+func appendBinaryForm(b []byte, c *Column, v any, n int) ([]byte, error) {
 	var p [16]byte // n bytes of it, the padding 0x00
 	var m int      // the value's length
 	switch x := v.(type) {
@@ -160,7 +160,7 @@ func appendBinaryForm(b []byte, c *column, v any, n int) ([]byte, error) {
 }
 
 // asUnsigned reports whether integers for c are written as unsigned.
-func (c *column) asUnsigned() bool {
+func (c *Column) asUnsigned() bool {
 	switch c.dataType {
 	case "bit", "enum":
 		return true
@@ -170,7 +170,7 @@ func (c *column) asUnsigned() bool {
 	return c.unsigned
 }
 
-func appendFloat(b []byte, c *column, f float64) ([]byte, error) {
+func appendFloat(b []byte, c *Column, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return b, fmt.Errorf("%w: %s: float value %v cannot be stored", ErrUnsupportedValue, c.where(), f)
 	}
@@ -178,14 +178,14 @@ func appendFloat(b []byte, c *column, f float64) ([]byte, error) {
 }
 
 // appendString and appendBytes write a string value for c: see appendValue.
-func appendString(b []byte, c *column, s string) []byte {
+func appendString(b []byte, c *Column, s string) []byte {
 	if c.dataType == "binary" && len(s) < c.length {
 		return appendBytes(b, c, []byte(s))
 	}
 	return sqlq.AppendString(introduce(b, c), s)
 }
 
-func appendBytes(b []byte, c *column, s []byte) []byte {
+func appendBytes(b []byte, c *Column, s []byte) []byte {
 	if c.dataType == "binary" && len(s) < c.length {
 		p := make([]byte, c.length)
 		copy(p, s)
@@ -195,7 +195,7 @@ func appendBytes(b []byte, c *column, s []byte) []byte {
 }
 
 // introduce appends the character set introducer c's literals need, if any.
-func introduce(b []byte, c *column) []byte {
+func introduce(b []byte, c *Column) []byte {
 	if c.dataType == "json" {
 		return append(b, "_utf8mb4"...)
 	}
@@ -207,7 +207,7 @@ func introduce(b []byte, c *column) []byte {
 // (case-insensitive, or PAD SPACE: 'a' = 'a ') are also compared byte for byte, so that rows
 // that only a collation confuses are told apart. The collation test comes first for CHAR and
 // VARCHAR so that an index on the column can still be used.
-func appendMatch(b []byte, c *column, v any) ([]byte, error) {
+func appendMatch(b []byte, c *Column, v any) ([]byte, error) {
 	if v == nil {
 		b = append(b, c.quoted...)
 		return append(b, " IS NULL"...), nil
@@ -244,7 +244,7 @@ func appendMatch(b []byte, c *column, v any) ([]byte, error) {
 // needsLenient reports whether writing vals into the columns cols of t needs sqlModeLenient:
 // when an ENUM holds index 0, the empty-string error value that a non-strict source stores for
 // a value outside the list. Strict mode refuses to write it back.
-func needsLenient(t *table, cols []int, vals []any) bool {
+func needsLenient(t *Table, cols []int, vals []any) bool {
 	if !t.hasEnum {
 		return false
 	}

@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // goldenDir holds the planner's golden cases: in each, input.json (settings, table definitions,
 // fetches of events) and want.txt (the steps planned, their SQL and writesets).
-const goldenDir = "../testdata/applier"
+const goldenDir = "../../testdata/applier"
 
 // goldenInput is a case's input.json.
 type goldenInput struct {
@@ -34,7 +34,7 @@ type goldenInput struct {
 	MaxBatch int    `json:"max_batch"` // bytes; 0 means the applier's default
 	StopPos  string `json:"stop_pos"`
 	// Unchecked names the tables whose rows go in with foreign_key_checks off whatever the
-	// source's (planConfig.fkOff, as the copy phase sets it).
+	// source's (Config.FKOff, as the copy phase sets it).
 	Unchecked []string            `json:"unchecked"`
 	Tables    []goldenTable       `json:"tables"`
 	Fetches   [][]eventjson.Event `json:"fetches"`
@@ -93,9 +93,9 @@ func readGolden(t *testing.T, dir string) goldenInput {
 
 // tableDefs builds the cases' tables, by name and column count (a DDL may change a table's
 // columns: the rows before and after it find their own definition).
-func (in goldenInput) tableDefs(t *testing.T) map[string]*table {
+func (in goldenInput) tableDefs(t *testing.T) map[string]*Table {
 	t.Helper()
-	out := map[string]*table{}
+	out := map[string]*Table{}
 	for _, gt := range in.Tables {
 		d := tabledef.Table{Schema: in.TargetDB, Name: gt.Name, Related: gt.Related}
 		for _, c := range gt.Columns {
@@ -105,7 +105,7 @@ func (in goldenInput) tableDefs(t *testing.T) map[string]*table {
 		for _, k := range gt.Keys {
 			d.Uniques = append(d.Uniques, tabledef.Index{Name: k.Name, Columns: k.Columns, Primary: k.Name == "PRIMARY"})
 		}
-		tb, err := buildTable(d)
+		tb, err := BuildTable(d)
 		if err != nil {
 			t.Fatalf("table %s: %v", gt.Name, err)
 		}
@@ -129,7 +129,7 @@ func init() {
 }
 
 // value converts a JSON value to what the reader decodes for a column of c's type.
-func goldenValue(t *testing.T, c *column, v any) any {
+func goldenValue(t *testing.T, c *Column, v any) any {
 	t.Helper()
 	if v == nil {
 		return nil
@@ -178,7 +178,7 @@ func goldenValue(t *testing.T, c *column, v any) any {
 	return s
 }
 
-func (in goldenInput) events(t *testing.T, tables map[string]*table) [][]*event.Event {
+func (in goldenInput) events(t *testing.T, tables map[string]*Table) [][]*event.Event {
 	t.Helper()
 	bts := map[string]*event.Table{}
 	var out [][]*event.Event
@@ -279,17 +279,17 @@ func diffLinesGolden(t *testing.T, want, got string) {
 func planGolden(t *testing.T, in goldenInput) string {
 	t.Helper()
 	tables := in.tableDefs(t)
-	cfg := planConfig{targetDB: in.TargetDB, onDDL: in.OnDDL, execMode: in.ExecMode, maxBatch: in.MaxBatch, writesets: true}
-	if cfg.maxBatch == 0 {
-		cfg.maxBatch = 4 << 20
+	cfg := Config{TargetDB: in.TargetDB, OnDDL: in.OnDDL, ExecMode: in.ExecMode, MaxBatch: in.MaxBatch, Writesets: true}
+	if cfg.MaxBatch == 0 {
+		cfg.MaxBatch = 4 << 20
 	}
 	if in.StopPos != "" {
-		cfg.stopAt = func(pos string) bool { return pos == in.StopPos }
+		cfg.StopAt = func(pos string) bool { return pos == in.StopPos }
 	}
 	if in.Unchecked != nil {
-		cfg.fkOff = func(table string) bool { return slices.Contains(in.Unchecked, table) }
+		cfg.FKOff = func(Table string) bool { return slices.Contains(in.Unchecked, Table) }
 	}
-	p := newPlanner(cfg, "start")
+	p := New(cfg, "start")
 	var w strings.Builder
 	if in.Comment != "" {
 		fmt.Fprintf(&w, "# %s\n", in.Comment)
@@ -298,7 +298,7 @@ func planGolden(t *testing.T, in goldenInput) string {
 		fmt.Fprintf(&w, "fetch %d\n", i+1)
 		for _, e := range fetch {
 			fmt.Fprintf(&w, "  event %s\n", describeEvent(e))
-			var tbl *table
+			var tbl *Table
 			if e.Type == event.Rows && p.TakesRows() {
 				tbl = tables[fmt.Sprintf("%s/%d", e.Table.Name, e.Table.ColumnCount)]
 			}
@@ -347,7 +347,7 @@ func describeEvent(e *event.Event) string {
 	return s
 }
 
-func renderSteps(w *strings.Builder, steps []step) {
+func renderSteps(w *strings.Builder, steps []Step) {
 	for i := range steps {
 		renderStep(w, &steps[i])
 	}
@@ -355,45 +355,45 @@ func renderSteps(w *strings.Builder, steps []step) {
 
 // renderStep writes s as the executor would run it, its record writes (which only the executor
 // writes) in angle brackets where they go.
-func renderStep(w *strings.Builder, s *step) {
-	fmt.Fprintf(w, "    %s", s.kind)
-	if s.xid != "" {
-		fmt.Fprintf(w, " (session of XA %s)", s.xid)
+func renderStep(w *strings.Builder, s *Step) {
+	fmt.Fprintf(w, "    %s", s.Kind)
+	if s.XID != "" {
+		fmt.Fprintf(w, " (session of XA %s)", s.XID)
 	}
-	switch s.kind {
-	case stepCommit, stepXAOnePhase:
-		fmt.Fprintf(w, ": saves %s, %d source transactions, %d row changes", s.end.pos, s.end.commits, s.end.rows)
-	case stepStop:
-		fmt.Fprintf(w, ": %s", s.msg)
+	switch s.Kind {
+	case StepCommit, StepXAOnePhase:
+		fmt.Fprintf(w, ": saves %s, %d source transactions, %d row changes", s.End.Pos, s.End.Commits, s.End.Rows)
+	case StepStop:
+		fmt.Fprintf(w, ": %s", s.Msg)
 	}
 	w.WriteString("\n")
-	if s.check != nil {
-		renderBatch(w, "round trip of the checked statements", s.check, -1, "")
+	if s.Check != nil {
+		renderBatch(w, "round trip of the checked statements", s.Check, -1, "")
 	}
-	if s.stmts != nil {
+	if s.Stmts != nil {
 		slot, record := -1, ""
-		switch s.kind {
-		case stepCommit:
-			slot, record = s.stmts.n, "<position "+s.end.pos+">"
-		case stepXAOnePhase:
-			slot, record = s.slot, "<position "+s.end.pos+">"
-		case stepXAPrepare:
-			slot, record = s.slot, "<fence check>"
-		case stepXAEnd, stepDDL:
-			slot, record = 0, "<DDL mark "+s.ev.Pos+">"
+		switch s.Kind {
+		case StepCommit:
+			slot, record = s.Stmts.n, "<position "+s.End.Pos+">"
+		case StepXAOnePhase:
+			slot, record = s.Slot, "<position "+s.End.Pos+">"
+		case StepXAPrepare:
+			slot, record = s.Slot, "<fence check>"
+		case StepXAEnd, StepDDL:
+			slot, record = 0, "<DDL mark "+s.Event.Pos+">"
 		}
-		renderBatch(w, "statements", s.stmts, slot, record)
-		if s.kind == stepCommit {
+		renderBatch(w, "statements", s.Stmts, slot, record)
+		if s.Kind == StepCommit {
 			w.WriteString("        COMMIT\n")
 		}
 	}
-	if s.ws != nil {
-		renderWriteset(w, s.ws)
+	if s.Writeset != nil {
+		renderWriteset(w, s.Writeset)
 	}
 }
 
-func renderBatch(w *strings.Builder, title string, b *batch, slot int, record string) {
-	if s := b.shape(); s != "" && s != "COMMIT" {
+func renderBatch(w *strings.Builder, title string, b *Batch, slot int, record string) {
+	if s := b.Shape(); s != "" && s != "COMMIT" {
 		fmt.Fprintf(w, "      %s (stall message shape: %s):\n", title, s)
 	} else {
 		fmt.Fprintf(w, "      %s:\n", title)
@@ -405,28 +405,28 @@ func renderBatch(w *strings.Builder, title string, b *batch, slot int, record st
 		if i == b.n {
 			break
 		}
-		fmt.Fprintf(w, "        %s\n", b.stmt(i))
+		fmt.Fprintf(w, "        %s\n", b.Stmt(i))
 		for _, c := range b.checks {
-			if c.stmt == i {
+			if c.Stmt == i {
 				fmt.Fprintf(w, "          -- %s\n", describeCheck(&c))
 			}
 		}
 	}
 }
 
-func describeCheck(c *check) string {
-	s := fmt.Sprintf("rows matched must be %d", c.want)
-	if c.counted {
+func describeCheck(c *Check) string {
+	s := fmt.Sprintf("rows matched must be %d", c.Want)
+	if c.Counted {
 		s = "counted upsert: rows matched must be 1 (it found every key)"
 	}
-	s += fmt.Sprintf(", else %s of keys %s", c.kind, strings.Join(c.keyLiterals(), ","))
-	if c.gtid != "" {
-		s += ", source " + c.gtid
+	s += fmt.Sprintf(", else %s of keys %s", c.Kind, strings.Join(c.KeyLiterals(), ","))
+	if c.GTID != "" {
+		s += ", source " + c.GTID
 	}
 	return s
 }
 
-func renderWriteset(w *strings.Builder, ws *writeset) {
+func renderWriteset(w *strings.Builder, ws *Writeset) {
 	if ws.barrier {
 		w.WriteString("      writeset: barrier\n")
 	} else if len(ws.keys) == 0 {

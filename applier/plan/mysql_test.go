@@ -1,4 +1,4 @@
-package applier
+package plan
 
 import (
 	"encoding/binary"
@@ -202,7 +202,7 @@ func TestMySQLRowValues(t *testing.T) {
 	}
 
 	// The MySQL target's definition of the same table.
-	cols := []column{
+	cols := []Column{
 		{name: "id", dataType: "bigint", unsigned: true},
 		{name: "doc", dataType: "json"},
 		{name: "e", dataType: "enum"},

@@ -1,158 +1,27 @@
-package applier
+package plan
 
 import (
 	"github.com/vplayer/vplayer/event"
 )
 
-// batch accumulates the SQL of one round trip: statements separated by ';', sent in one
-// multi-statement exec. It also remembers the shapes of what it holds (kind and table, never
-// values) so that a stall can say what the applier was doing.
-type batch struct {
-	buf    []byte
-	n      int      // statements
-	starts []int    // offset in buf where each statement starts
-	shapes []string // distinct shapes, first few
-	checks []check  // what checked statements must affect, in statement order
-}
-
-const maxShapes = 3
-
-func (b *batch) reset() {
-	b.buf = b.buf[:0]
-	b.n = 0
-	b.starts = b.starts[:0]
-	b.shapes = b.shapes[:0]
-	clear(b.checks)
-	b.checks = b.checks[:0]
-}
-
-// end returns the offset in buf where statement i ends.
-func (b *batch) end(i int) int {
-	if i+1 < b.n {
-		return b.starts[i+1]
-	}
-	return len(b.buf)
-}
-
-// shapeOf describes statement i for a message: the shape of the batch when it has one.
-func (b *batch) shapeOf(i int) string {
-	s := b.shape()
-	if s == "" || s == "COMMIT" {
-		q := string(b.buf[b.starts[i]:b.end(i)])
-		return ddlShape(q)
-	}
-	return s
-}
-
-// checksIn returns the checks of statements [first, last).
-func (b *batch) checksIn(first, last int) []check {
-	lo := 0
-	for lo < len(b.checks) && b.checks[lo].stmt < first {
-		lo++
-	}
-	hi := lo
-	for hi < len(b.checks) && b.checks[hi].stmt < last {
-		hi++
-	}
-	return b.checks[lo:hi]
-}
-
-// begin starts a statement of the given shape and returns the buffer to append it to.
-func (b *batch) begin(shape string) {
-	if b.n > 0 {
-		b.buf = append(b.buf, ';')
-	}
-	b.starts = append(b.starts, len(b.buf))
-	b.n++
-	if shape == "" {
-		return
-	}
-	for _, s := range b.shapes {
-		if s == shape {
-			return
-		}
-	}
-	if len(b.shapes) < maxShapes {
-		b.shapes = append(b.shapes, shape)
-	}
-}
-
-// add appends a whole statement.
-func (b *batch) add(shape, stmt string) {
-	b.begin(shape)
-	b.buf = append(b.buf, stmt...)
-}
-
-// insert puts stmt, a statement without a shape (a record write), before statement i, or at the
-// end when i is b.n. The checks of the statements after it move with them.
-func (b *batch) insert(i int, stmt string) {
-	if i >= b.n {
-		b.add("", stmt)
-		return
-	}
-	at, size := b.starts[i], len(stmt)+1 // stmt and its ';'
-	b.buf = append(b.buf, make([]byte, size)...)
-	copy(b.buf[at+size:], b.buf[at:])
-	copy(b.buf[at:], stmt)
-	b.buf[at+len(stmt)] = ';'
-	b.starts = append(b.starts, 0)
-	copy(b.starts[i+1:], b.starts[i:])
-	for j := i + 1; j < len(b.starts); j++ {
-		b.starts[j] += size
-	}
-	b.n++
-	for j := range b.checks {
-		if b.checks[j].stmt >= i {
-			b.checks[j].stmt++
-		}
-	}
-}
-
-// stmt returns the text of statement i.
-func (b *batch) stmt(i int) string {
-	s := string(b.buf[b.starts[i]:b.end(i)])
-	if i+1 < b.n {
-		s = s[:len(s)-1] // its ';'
-	}
-	return s
-}
-
-// shape describes the batch for a stall message: the data statements it holds, else COMMIT.
-func (b *batch) shape() string {
-	switch len(b.shapes) {
-	case 0:
-		if b.n == 0 {
-			return ""
-		}
-		return "COMMIT"
-	case 1:
-		return b.shapes[0]
-	}
-	s := b.shapes[0]
-	for _, o := range b.shapes[1:] {
-		s += ", " + o
-	}
-	return s
-}
-
 // lenient reports whether any after image of rows needs sqlModeLenient, and if so adds the
 // statement that sets it; the caller restores strictness with strict after its statement.
-func (b *batch) lenient(t *table, rows ...event.Row) bool {
+func (b *Batch) lenient(t *Table, rows ...event.Row) bool {
 	for _, r := range rows {
 		if needsLenient(t, t.writable, r.After) {
-			b.add("", "SET SESSION sql_mode='"+sqlModeLenient+"'")
+			b.Add("", "SET SESSION sql_mode='"+sqlModeLenient+"'")
 			return true
 		}
 	}
 	return false
 }
 
-func (b *batch) strict() {
-	b.add("", "SET SESSION sql_mode='"+sqlModeStrict+"'")
+func (b *Batch) strict() {
+	b.Add("", "SET SESSION sql_mode='"+SQLModeStrict+"'")
 }
 
 // appendInsert appends one multi-row INSERT for rows of t.
-func appendInsert(b *batch, t *table, rows []event.Row) error {
+func appendInsert(b *Batch, t *Table, rows []event.Row) error {
 	return appendInsertTail(b, t, rows, t.insertShape, nil)
 }
 
@@ -160,21 +29,21 @@ func appendInsert(b *batch, t *table, rows []event.Row) error {
 // plain INSERT (a key that exists fails it with a duplicate-key error); in idempotent mode, for
 // a table with a key, a probe that counts the keys that already exist and an upsert that writes
 // the rows' images over them.
-func appendInsertMode(b *batch, t *table, rows []event.Row, mode, gtid string) error {
+func appendInsertMode(b *Batch, t *Table, rows []event.Row, mode, gtid string) error {
 	if mode != ExecModeIdempotent || t.keyKind == keyAll {
 		return appendInsert(b, t, rows)
 	}
-	c := check{want: 0, kind: InsertExists, t: t, rows: rows, gtid: gtid} // rows only for keyLiterals, now
-	keys := c.keyLiterals()
+	c := Check{Want: 0, Kind: InsertExists, Table: t, rows: rows, GTID: gtid} // rows only for keyLiterals, now
+	keys := c.KeyLiterals()
 	appendTouch(b, t, keys)
-	c.keys, c.rows = keys, nil
+	c.Keys, c.rows = keys, nil
 	b.expect(c)
 	return appendUpsert(b, t, rows)
 }
 
 // appendInsertTail appends one multi-row INSERT for rows of t followed by tail (an ON DUPLICATE
 // KEY UPDATE clause, or nothing).
-func appendInsertTail(b *batch, t *table, rows []event.Row, shape string, tail []byte) error {
+func appendInsertTail(b *Batch, t *Table, rows []event.Row, shape string, tail []byte) error {
 	if b.lenient(t, rows...) {
 		defer b.strict()
 	}
@@ -188,7 +57,7 @@ func appendInsertTail(b *batch, t *table, rows []event.Row, shape string, tail [
 
 // appendAfterTuples appends the after images of rows, columns cols of each, as comma-separated
 // tuples: the VALUES list of a multi-row INSERT.
-func appendAfterTuples(buf []byte, t *table, cols []int, rows []event.Row) ([]byte, error) {
+func appendAfterTuples(buf []byte, t *Table, cols []int, rows []event.Row) ([]byte, error) {
 	for n, r := range rows {
 		if n > 0 {
 			buf = append(buf, ',')
@@ -201,7 +70,7 @@ func appendAfterTuples(buf []byte, t *table, cols []int, rows []event.Row) ([]by
 	return buf, nil
 }
 
-func appendTuple(buf []byte, t *table, cols []int, vals []any) ([]byte, error) {
+func appendTuple(buf []byte, t *Table, cols []int, vals []any) ([]byte, error) {
 	buf = append(buf, '(')
 	for n, i := range cols {
 		if n > 0 {
@@ -218,7 +87,7 @@ func appendTuple(buf []byte, t *table, cols []int, vals []any) ([]byte, error) {
 // appendWhere appends the row-identity condition for the before image vals: key columns equal
 // to the image's (key columns are NOT NULL), or, for a table without a usable key, every column
 // matching exactly (see appendMatch) and LIMIT 1: identical rows are interchangeable.
-func appendWhere(buf []byte, t *table, vals []any) ([]byte, error) {
+func appendWhere(buf []byte, t *Table, vals []any) ([]byte, error) {
 	buf = append(buf, " WHERE "...)
 	for n, i := range t.key {
 		if n > 0 {
@@ -246,7 +115,7 @@ func appendWhere(buf []byte, t *table, vals []any) ([]byte, error) {
 // row found by the before image's key (so updates that change the key work). Each must match
 // one row; in idempotent mode, one that matches none is followed by the insert of its after
 // image.
-func appendUpdate(b *batch, t *table, rows []event.Row, mode, gtid string) error {
+func appendUpdate(b *Batch, t *Table, rows []event.Row, mode, gtid string) error {
 	for _, r := range rows {
 		if err := appendUpdateRow(b, t, r, mode, gtid); err != nil {
 			return err
@@ -255,7 +124,7 @@ func appendUpdate(b *batch, t *table, rows []event.Row, mode, gtid string) error
 	return nil
 }
 
-func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
+func appendUpdateRow(b *Batch, t *Table, r event.Row, mode, gtid string) error {
 	if b.lenient(t, r) {
 		defer b.strict()
 	}
@@ -266,7 +135,7 @@ func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 	if err := appendSetWhere(b, t, r); err != nil {
 		return err
 	}
-	b.expect(check{want: 1, kind: UpdateMissing, t: t, row: r, before: true, gtid: gtid, partial: t.partial})
+	b.expect(Check{Want: 1, Kind: UpdateMissing, Table: t, row: r, before: true, GTID: gtid, Partial: t.partial})
 	if mode != ExecModeIdempotent || t.partial {
 		return nil
 	}
@@ -289,7 +158,7 @@ func appendUpdateRow(b *batch, t *table, r event.Row, mode, gtid string) error {
 // appendDelete appends the deletes of rows: one DELETE ... WHERE key IN (...) when rows are
 // identified by a key (deleting a set of distinct keys is the same as deleting them one by one),
 // else one DELETE ... LIMIT 1 per row.
-func appendDelete(b *batch, t *table, rows []event.Row, gtid string) error {
+func appendDelete(b *Batch, t *Table, rows []event.Row, gtid string) error {
 	// One statement per row where a set would not do: without a key, and where a foreign key or
 	// a trigger could see the order (a self-referencing table whose children the source
 	// deleted first: one IN list would delete in index order, cascading rows it then misses).
@@ -302,7 +171,7 @@ func appendDelete(b *batch, t *table, rows []event.Row, gtid string) error {
 			if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
 				return err
 			}
-			b.expect(check{want: 1, kind: DeleteMissing, t: t, row: r, before: true, gtid: gtid})
+			b.expect(Check{Want: 1, Kind: DeleteMissing, Table: t, row: r, before: true, GTID: gtid})
 		}
 		return nil
 	}
@@ -325,33 +194,9 @@ func appendDelete(b *batch, t *table, rows []event.Row, gtid string) error {
 	return appendKeysIn(b, t, rows, gtid)
 }
 
-// size is the bytes of SQL b holds.
-func (b *batch) size() int { return len(b.buf) }
-
-// truncate keeps the first n statements of b (and their checks): it takes back what a caller
-// added after them.
-func (b *batch) truncate(n int) {
-	if n >= b.n {
-		return
-	}
-	end := 0
-	if n > 0 {
-		end = b.starts[n] - 1 // the ';' before statement n
-	}
-	b.buf = b.buf[:end]
-	b.starts = b.starts[:n]
-	b.n = n
-	k := len(b.checks)
-	for k > 0 && b.checks[k-1].stmt >= n {
-		k--
-	}
-	clear(b.checks[k:])
-	b.checks = b.checks[:k]
-}
-
 // appendKeysIn appends " IN (...)" with the key of each row's before image, after the key
 // columns of a DELETE, and the check that the statement deletes every one of the rows.
-func appendKeysIn(b *batch, t *table, rows []event.Row, gtid string) error {
+func appendKeysIn(b *Batch, t *Table, rows []event.Row, gtid string) error {
 	b.buf = append(b.buf, " IN ("...)
 	for n, r := range rows {
 		if n > 0 {
@@ -368,13 +213,13 @@ func appendKeysIn(b *batch, t *table, rows []event.Row, gtid string) error {
 		}
 	}
 	b.buf = append(b.buf, ')')
-	b.expect(check{want: int64(len(rows)), kind: DeleteMissing, t: t, rows: append([]event.Row(nil), rows...), before: true, gtid: gtid})
+	b.expect(Check{Want: int64(len(rows)), Kind: DeleteMissing, Table: t, rows: append([]event.Row(nil), rows...), before: true, GTID: gtid})
 	return nil
 }
 
 // appendSetWhere appends an UPDATE's assignments, every writable column from r's after image,
 // and its row identity from r's before image.
-func appendSetWhere(b *batch, t *table, r event.Row) error {
+func appendSetWhere(b *Batch, t *Table, r event.Row) error {
 	if len(t.writable) == 0 {
 		// A partial after image with no column vplayer writes (a source column the target
 		// lacks changed): the row must still be there.

@@ -1,14 +1,14 @@
-package applier
+package plan
 
 import (
 	"github.com/vplayer/vplayer/event"
 )
 
-// cutOverUnknown is the terminal error of an online schema-change tool's cut-over whose ALTER
+// CutOverUnknown is the terminal error of an online schema-change tool's cut-over whose ALTER
 // the reader does not know (event.Event.CutOver): running the RENAME would put a table the target
 // does not have in the table's place, and passing over it would leave the table with its old
 // definition while the source's rows take the new one.
-func cutOverUnknown(e *event.Event) error {
+func CutOverUnknown(e *event.Event) error {
 	return &InexactError{Pos: e.Pos,
 		What: "the online schema change tool's cut-over " + quoteShape(e.CutOver) + " puts a shadow table in a table's place, " +
 			"and vplayer did not see every DDL run on that shadow table (it was created before the workflow's start or before its copy, " +
