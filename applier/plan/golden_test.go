@@ -16,6 +16,7 @@ import (
 
 	"github.com/vplayer/vplayer/event"
 	"github.com/vplayer/vplayer/internal/eventjson"
+	"github.com/vplayer/vplayer/sqlq"
 	"github.com/vplayer/vplayer/tabledef"
 )
 
@@ -41,6 +42,14 @@ type goldenInput struct {
 	// EventsFile, when set, names the file of the case that holds Fetches: one package binlog
 	// writes from a binlog capture (binlog.TestCapture_applierInput).
 	EventsFile string `json:"events_file"`
+	// Parallel plans for workers (Config.Parallel): batches held until their commit, at most
+	// 1 MiB of statements unless max_batch is set, as the applier plans with --apply-workers.
+	Parallel bool `json:"parallel"`
+	// InFlight, per fetch, gives the writesets of the jobs in flight while it is planned
+	// (Planner.InFlight), which turns on Parallel and Config.Split. A job's writeset is a list
+	// of keys, each "table index value" (the table's name, its target database implied; no
+	// value: every value of the index; no index: the whole table), or ["barrier"].
+	InFlight [][][]string `json:"in_flight"`
 }
 
 // goldenTable is a target table's definition, as information_schema would give it.
@@ -280,7 +289,13 @@ func planGolden(t *testing.T, in goldenInput) string {
 	t.Helper()
 	tables := in.tableDefs(t)
 	cfg := Config{TargetDB: in.TargetDB, OnDDL: in.OnDDL, ExecMode: in.ExecMode, MaxBatch: in.MaxBatch, Writesets: true}
-	if cfg.MaxBatch == 0 {
+	cfg.Parallel = in.Parallel || in.InFlight != nil
+	cfg.Split = in.InFlight != nil
+	switch {
+	case cfg.MaxBatch != 0:
+	case cfg.Parallel:
+		cfg.MaxBatch = 1 << 20
+	default:
 		cfg.MaxBatch = 4 << 20
 	}
 	if in.StopPos != "" {
@@ -296,6 +311,9 @@ func planGolden(t *testing.T, in goldenInput) string {
 	}
 	for i, fetch := range in.events(t, tables) {
 		fmt.Fprintf(&w, "fetch %d\n", i+1)
+		if in.InFlight != nil {
+			p.InFlight(in.inFlight(t, &w, i))
+		}
 		for _, e := range fetch {
 			fmt.Fprintf(&w, "  event %s\n", describeEvent(e))
 			var tbl *Table
@@ -321,6 +339,39 @@ func planGolden(t *testing.T, in goldenInput) string {
 		}
 	}
 	return w.String()
+}
+
+// inFlight returns the writesets in flight while fetch i is planned, and renders them.
+func (in goldenInput) inFlight(t *testing.T, w *strings.Builder, i int) []*Writeset {
+	t.Helper()
+	if i >= len(in.InFlight) || len(in.InFlight[i]) == 0 {
+		w.WriteString("  in flight: none\n")
+		return nil
+	}
+	var sets []*Writeset
+	for n, keys := range in.InFlight[i] {
+		ws := new(Writeset)
+		if slices.Equal(keys, []string{"barrier"}) {
+			ws.barrier = true
+		}
+		for _, k := range keys {
+			f := strings.Fields(k)
+			if ws.barrier || len(f) == 0 || len(f) > 3 {
+				continue
+			}
+			f = append(f, "", "")
+			ws.Add(sqlq.Ident(in.TargetDB)+"."+sqlq.Ident(f[0]), f[1], f[2])
+		}
+		if len(ws.keys) == 0 && !ws.barrier {
+			t.Fatalf("fetch %d: job %d in flight has no key", i+1, n+1)
+		}
+		fmt.Fprintf(w, "  in flight: job %d\n", n+1)
+		var r strings.Builder
+		renderWriteset(&r, ws)
+		w.WriteString(strings.ReplaceAll(r.String(), "      writeset", "    writeset"))
+		sets = append(sets, ws)
+	}
+	return sets
 }
 
 func describeEvent(e *event.Event) string {
@@ -382,7 +433,14 @@ func renderStep(w *strings.Builder, s *Step) {
 		case StepXAEnd, StepDDL:
 			slot, record = 0, "<DDL mark "+s.Event.Pos+">"
 		}
-		renderBatch(w, "statements", s.Stmts, slot, record)
+		if s.Late != nil {
+			// The late part goes after the rest, before the position (see Config.Split).
+			renderBatch(w, "statements", s.Stmts, -1, "")
+			renderBatch(w, "late part, once the jobs in flight it overlaps committed", s.Late, -1, "")
+			fmt.Fprintf(w, "      then:\n        %s\n", record)
+		} else {
+			renderBatch(w, "statements", s.Stmts, slot, record)
+		}
 		if s.Kind == StepCommit {
 			w.WriteString("        COMMIT\n")
 		}
