@@ -16,7 +16,7 @@ import (
 
 // applierCaptureEvents is the events file of the applier's golden case planned from the basic
 // capture: the capture decoded by the translator (database shop), in the applier's golden
-// input form (applier/golden_test.go reads it).
+// input form (applier/plan/golden_test.go reads it).
 const applierCaptureEvents = "../testdata/applier/capture-basic/events.json"
 
 func jsonImage(t *testing.T, vals []any) []any {
@@ -117,7 +117,7 @@ func TestCapture_applierInput(t *testing.T) {
 		t.Fatalf("%v (write it with: go test ./binlog -run TestCapture_applierInput -update)", err)
 	}
 	if string(want) != got {
-		t.Errorf("%s is not what the translator decodes from %s: regenerate it with go test ./binlog -run TestCapture_applierInput -update, then the applier's golden files with go test ./applier -run Golden -update",
+		t.Errorf("%s is not what the translator decodes from %s: regenerate it with go test ./binlog -run TestCapture_applierInput -update, then the applier's golden files with go test ./applier/plan -run Golden -update",
 			applierCaptureEvents, c.dir)
 	}
 }

@@ -258,7 +258,7 @@ func TestPlanner_Golden(t *testing.T) {
 			}
 			raw, err := os.ReadFile(want)
 			if err != nil {
-				t.Fatalf("%v (run go test ./applier -run Golden -update)", err)
+				t.Fatalf("%v (run go test ./applier/plan -run Golden -update)", err)
 			}
 			if string(raw) != got {
 				diffLinesGolden(t, string(raw), got)
@@ -279,7 +279,7 @@ func diffLinesGolden(t *testing.T, want, got string) {
 			gl = g[i]
 		}
 		if wl != gl {
-			t.Fatalf("want.txt differs at line %d (run go test ./applier -run Golden -update and review the diff):\n  want: %s\n  got:  %s", i+1, wl, gl)
+			t.Fatalf("want.txt differs at line %d (run go test ./applier/plan -run Golden -update and review the diff):\n  want: %s\n  got:  %s", i+1, wl, gl)
 		}
 	}
 }
