@@ -36,6 +36,7 @@ func TestParseTable(t *testing.T) {
 		tableHeader + "\n|---|---|---|\n",
 		tableHeader + "\n|---|---|---|\n| `a` | two cells |\n",
 		tableHeader + "\n|---|---|---|\n| a | no backticks | x |\n",
+		tableHeader + "\n|---|---|---|\n| a` | one backtick | x |\n",
 	} {
 		if rows, err := parseTable([]byte(bad)); err == nil {
 			t.Errorf("parseTable(%q) = %+v, want an error", bad, rows)

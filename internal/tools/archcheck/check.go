@@ -39,8 +39,9 @@ func parseTable(md []byte) ([]row, error) {
 		if len(cells) != 3 {
 			return nil, fmt.Errorf("line %d: %d cells, want 3: %s", i+1, len(cells), lines[i])
 		}
-		name, ok := strings.CutPrefix(cells[0], "`")
-		if name, ok = strings.CutSuffix(name, "`"); !ok || name == "" {
+		name, opened := strings.CutPrefix(cells[0], "`")
+		name, closed := strings.CutSuffix(name, "`")
+		if !opened || !closed || name == "" {
 			return nil, fmt.Errorf("line %d: first cell %q, want a package in backticks", i+1, cells[0])
 		}
 		rows = append(rows, row{line: i + 1, pkg: name, mayImport: cells[2]})
