@@ -130,7 +130,12 @@ func (a *Applier) where(s *session) (gtid, from string) {
 			return j.gtid, j.from
 		}
 	}
-	return a.plan.State().GTID, a.committed
+	// A worker writes the committed position under the scheduler's lock (see committedAt), and
+	// this may run on the dispatcher while jobs commit (a planner error mid-fetch).
+	a.sched.mu.Lock()
+	from = a.committed
+	a.sched.mu.Unlock()
+	return a.plan.State().GTID, from
 }
 
 // runParallel runs the loop with cfg.Workers workers and the lock watcher.

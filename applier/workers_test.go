@@ -427,3 +427,37 @@ func TestWorkers_manyJobsCommitInOrder(t *testing.T) {
 		t.Errorf("committed position %q, want p30", f.a.committed)
 	}
 }
+
+// TestWhere_whileAJobCommits: a message about the main session's transaction (a planner error
+// in the middle of a fetch) reads the committed position while a worker may be writing it: it
+// reads it under the scheduler's lock, and finds a position that some job committed.
+func TestWhere_whileAJobCommits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	f := newWorkersFixture(t, ctx, 2)
+	reached, release := make(chan struct{}), make(chan struct{})
+	f.conns[0].hook = gate("job1", reached, release)
+	j1 := f.dispatch(t, ctx, "DO 'job1'", "p1", 1)
+	j2 := f.dispatch(t, ctx, "DO 'job2'", "p2", 2)
+	<-reached
+	close(release)
+	for !closed(j2.done) {
+		if _, from := f.a.where(nil); from != "" && from != "p1" && from != "p2" {
+			t.Fatalf("where read %q while the jobs committed, want p1, p2 or nothing yet", from)
+		}
+	}
+	f.waitDone(t, ctx, j1)
+	if _, from := f.a.where(nil); from != "p2" {
+		t.Errorf("where read %q after the jobs committed, want p2", from)
+	}
+}
+
+// closed reports whether c is closed.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
