@@ -335,6 +335,24 @@ func (t *translator) translatePayload(ev *replication.BinlogEvent, d *payloadDec
 	return err
 }
 
+// decodedPayload translates a transaction payload (MySQL binlog_transaction_compression: a
+// whole transaction inside one event) whose events go-mysql's parser decoded whole (e.Events), in
+// one call. The reader decodes a payload's events as a stream instead (translatePayload).
+func (t *translator) decodedPayload(h *replication.EventHeader, e *replication.TransactionPayloadEvent) ([]*event.Event, error) {
+	var all []*event.Event
+	t.enterPayload(h)
+	defer t.leavePayload()
+	for _, inner := range e.Events {
+		out, err := t.translate(inner)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, out...)
+	}
+	t.out = append(t.out[:0], all...)
+	return t.out, nil
+}
+
 // enterPayload starts the events of the transaction payload event h. They carry no end position:
 // the payload's own is where the transaction ends. Their table maps are decoded whole by the
 // payload's parser (see tableMeta).

@@ -1,6 +1,8 @@
 package binlog
 
 import (
+	"fmt"
+
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/vplayer/vplayer/event"
@@ -8,6 +10,27 @@ import (
 
 // rowsFlagNoForeignKeyChecks is the rows event flag of a source session with foreign_key_checks=0.
 const rowsFlagNoForeignKeyChecks = 0x0002
+
+// rows emits the row changes of e, after the transaction's Begin when they are its first. It
+// reports false, and passes them over, for a table the filter leaves out (counting the rows of an
+// online schema change tool's tables).
+func (t *translator) rows(h *replication.EventHeader, e *replication.RowsEvent) (replicated bool, err error) {
+	tbl := t.tables[e.TableID]
+	if tbl == nil {
+		if t.toolTables[e.TableID] && t.skip.stats != nil {
+			t.skip.stats.SkippedOnlineDDLRows.Add(1)
+		}
+		return false, nil
+	}
+	if !t.inTxn {
+		return false, fmt.Errorf("rows event for %s.%s outside a transaction at %s", tbl.Schema, tbl.Name, t.position())
+	}
+	if !t.begun {
+		t.begin(h, "")
+	}
+	t.emit(rowsOf(h, e, tbl))
+	return true, nil
+}
 
 // oneRowEvent is a rows event of a single row change and its row, allocated together: most rows
 // events of an OLTP load change one row.

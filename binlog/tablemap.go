@@ -21,6 +21,28 @@ import (
 // skipOptionalMeta is the syncer's decoder of a table map's optional metadata: it decodes none.
 func skipOptionalMeta([]byte) error { return nil }
 
+// mapTable records the table a table map event gives its table id. It reports false for a table
+// the filter leaves out, whose id maps to nil (and, for an online schema change tool's table, is
+// noted so that its rows are counted).
+func (t *translator) mapTable(ev *replication.BinlogEvent, e *replication.TableMapEvent) (replicated bool, err error) {
+	schema, name := string(e.Schema), string(e.Table)
+	if !t.filter.Match(schema, name) {
+		t.tables[e.TableID] = nil
+		if t.filter.online != nil && t.filter.IsOnlineDDLTable(schema, name) {
+			t.toolTables[e.TableID] = true
+		} else {
+			delete(t.toolTables, e.TableID)
+		}
+		return false, nil
+	}
+	tbl, err := t.tableOf(ev, e, t.tables[e.TableID])
+	if err != nil {
+		return false, err
+	}
+	t.tables[e.TableID] = tbl
+	return true, nil
+}
+
 // tableOf describes a table map event, reusing prev when the definition is unchanged.
 func (t *translator) tableOf(ev *replication.BinlogEvent, e *replication.TableMapEvent, prev *event.Table) (*event.Table, error) {
 	if prev != nil && prev.Schema == string(e.Schema) && prev.Name == string(e.Table) && prev.ColumnCount == int(e.ColumnCount) &&

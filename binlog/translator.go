@@ -88,86 +88,25 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 	h := ev.Header
 	switch e := ev.Event.(type) {
 	case *replication.RotateEvent:
-		if t.pos.Flavor == FlavorFilePos {
-			t.pos.File = string(e.NextLogName)
-			t.pos.Offset = uint32(e.Position)
-			t.atFileStart = e.Position <= 4
-		}
+		t.rotate(e)
 		return nil, nil
 	case *replication.MariadbGTIDListEvent:
-		// The source's GTID state where this binlog file starts: with the GTIDs that follow, the
-		// GTID position of a file:pos stream, when the stream reads the file from its start (a
-		// stream that starts inside a file has not seen the GTIDs before its offset).
-		if t.pos.Flavor == FlavorFilePos && t.atFileStart && !t.keepFilePos {
-			t.fileGTIDs = map[uint32]mysql.MariadbGTID{}
-			for _, g := range e.GTIDs {
-				if cur, ok := t.fileGTIDs[g.DomainID]; !ok || g.SequenceNumber > cur.SequenceNumber {
-					t.fileGTIDs[g.DomainID] = g
-				}
-			}
-		}
+		t.gtidList(e)
 		return nil, nil
 	case *replication.HeartbeatEvent:
 		t.emit(&event.Event{Type: event.Heartbeat, Size: int(h.EventSize)})
 	case *replication.MariadbGTIDEvent:
-		if t.pos.Flavor == FlavorFilePos && t.fileGTIDs != nil {
-			// A file:pos workflow (created while the source had no GTID yet, say) whose binlog
-			// file said its GTID state: from the first GTID on, the position is the GTID one, so
-			// that it survives a failover by GTID.
-			t.pos, t.mariaPos, t.gtidStale = Position{Flavor: FlavorMariaDB}, "", false
-			t.mariaDomains = t.fileGTIDs
-			t.movedToGTID = true
-		}
-		if t.mariaDomains != nil {
-			t.mariaDomains[e.GTID.DomainID] = e.GTID
-		}
-		t.gtid = mariaGTIDString(e.GTID)
-		if e.IsStandalone() {
-			t.standalone = true
-		} else {
-			t.startTxn()
-		}
-		if e.Flags&mariaFlagPreparedXA != 0 {
-			// MariaDB logs no XA START: the event group's GTID event carries the XID.
-			xid, err := mariaXID(ev.RawData)
-			if err != nil {
-				return nil, fmt.Errorf("decode the XID of XA transaction %s: %w", t.gtid, err)
-			}
-			t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, XID: xid, Size: 1})
-			t.begun = true
+		if err := t.mariaGTID(ev, e); err != nil {
+			return nil, err
 		}
 	case *replication.GTIDEvent:
-		// MySQL: a BEGIN query event follows for transactions, nothing for DDL. The GTID is
-		// tracked here rather than taken from go-mysql's GSet, which events inside a compressed
-		// transaction payload do not carry.
-		if t.pos.Flavor == FlavorMySQL && !anonymous(e.SID) {
-			next, err := e.GTIDNext()
-			if err != nil {
-				return nil, fmt.Errorf("decode GTID event at %s: %w", t.position(), err)
-			}
-			if err := t.pos.GTID.Update(next.String()); err != nil {
-				return nil, fmt.Errorf("add GTID %s to %s: %w", next, t.position(), err)
-			}
-			t.gtid = next.String()
+		if err := t.mysqlGTID(e); err != nil {
+			return nil, err
 		}
 	case *replication.QueryEvent:
 		return t.query(ev, e)
 	case *replication.TransactionPayloadEvent:
-		// MySQL binlog_transaction_compression: a whole transaction inside one event. The reader
-		// decodes a payload's events as a stream (translatePayload); here they come decoded
-		// whole, by go-mysql's parser (e.Events), and are translated in one call.
-		var all []*event.Event
-		t.enterPayload(h)
-		defer t.leavePayload()
-		for _, inner := range e.Events {
-			out, err := t.translate(inner)
-			if err != nil {
-				return nil, err
-			}
-			all = append(all, out...)
-		}
-		t.out = append(t.out[:0], all...)
-		return t.out, nil
+		return t.decodedPayload(h, e)
 	case *replication.XIDEvent:
 		t.commit(h)
 	case *replication.GenericEvent:
@@ -176,40 +115,89 @@ func (t *translator) translate(ev *replication.BinlogEvent) ([]*event.Event, err
 			return t.out, nil
 		}
 	case *replication.TableMapEvent:
-		schema, name := string(e.Schema), string(e.Table)
-		if !t.filter.Match(schema, name) {
-			t.tables[e.TableID] = nil
-			if t.filter.online != nil && t.filter.IsOnlineDDLTable(schema, name) {
-				t.toolTables[e.TableID] = true
-			} else {
-				delete(t.toolTables, e.TableID)
-			}
-			return nil, nil
-		}
-		tbl, err := t.tableOf(ev, e, t.tables[e.TableID])
-		if err != nil {
+		if replicated, err := t.mapTable(ev, e); err != nil || !replicated {
 			return nil, err
 		}
-		t.tables[e.TableID] = tbl
 	case *replication.RowsEvent:
-		tbl := t.tables[e.TableID]
-		if tbl == nil {
-			if t.toolTables[e.TableID] && t.skip.stats != nil {
-				t.skip.stats.SkippedOnlineDDLRows.Add(1)
-			}
-			return nil, nil
+		if replicated, err := t.rows(h, e); err != nil || !replicated {
+			return nil, err
 		}
-		if !t.inTxn {
-			return nil, fmt.Errorf("rows event for %s.%s outside a transaction at %s", tbl.Schema, tbl.Name, t.position())
-		}
-		if !t.begun {
-			t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, Size: 1})
-			t.begun = true
-		}
-		t.emit(rowsOf(h, e, tbl))
 	}
 	t.advanceFilePos(h)
 	return t.out, nil
+}
+
+// rotate follows a file:pos stream into the binlog file the rotation names.
+func (t *translator) rotate(e *replication.RotateEvent) {
+	if t.pos.Flavor == FlavorFilePos {
+		t.pos.File = string(e.NextLogName)
+		t.pos.Offset = uint32(e.Position)
+		t.atFileStart = e.Position <= 4
+	}
+}
+
+// gtidList records the source's GTID state where this binlog file starts: with the GTIDs that
+// follow, the GTID position of a file:pos stream, when the stream reads the file from its start
+// (a stream that starts inside a file has not seen the GTIDs before its offset).
+func (t *translator) gtidList(e *replication.MariadbGTIDListEvent) {
+	if t.pos.Flavor != FlavorFilePos || !t.atFileStart || t.keepFilePos {
+		return
+	}
+	t.fileGTIDs = map[uint32]mysql.MariadbGTID{}
+	for _, g := range e.GTIDs {
+		if cur, ok := t.fileGTIDs[g.DomainID]; !ok || g.SequenceNumber > cur.SequenceNumber {
+			t.fileGTIDs[g.DomainID] = g
+		}
+	}
+}
+
+// mariaGTID starts a MariaDB event group: a transaction, or a standalone statement (DDL). The
+// GTID event of a prepared XA transaction's group begins it at once, with its XID.
+func (t *translator) mariaGTID(ev *replication.BinlogEvent, e *replication.MariadbGTIDEvent) error {
+	if t.pos.Flavor == FlavorFilePos && t.fileGTIDs != nil {
+		// A file:pos workflow (created while the source had no GTID yet, say) whose binlog
+		// file said its GTID state: from the first GTID on, the position is the GTID one, so
+		// that it survives a failover by GTID.
+		t.pos, t.mariaPos, t.gtidStale = Position{Flavor: FlavorMariaDB}, "", false
+		t.mariaDomains = t.fileGTIDs
+		t.movedToGTID = true
+	}
+	if t.mariaDomains != nil {
+		t.mariaDomains[e.GTID.DomainID] = e.GTID
+	}
+	t.gtid = mariaGTIDString(e.GTID)
+	if e.IsStandalone() {
+		t.standalone = true
+	} else {
+		t.startTxn()
+	}
+	if e.Flags&mariaFlagPreparedXA != 0 {
+		// MariaDB logs no XA START: the event group's GTID event carries the XID.
+		xid, err := mariaXID(ev.RawData)
+		if err != nil {
+			return fmt.Errorf("decode the XID of XA transaction %s: %w", t.gtid, err)
+		}
+		t.begin(ev.Header, xid)
+	}
+	return nil
+}
+
+// mysqlGTID adds a MySQL transaction's GTID to the position. A BEGIN query event follows for
+// transactions, nothing for DDL. The GTID is tracked here rather than taken from go-mysql's
+// GSet, which events inside a compressed transaction payload do not carry.
+func (t *translator) mysqlGTID(e *replication.GTIDEvent) error {
+	if t.pos.Flavor != FlavorMySQL || anonymous(e.SID) {
+		return nil
+	}
+	next, err := e.GTIDNext()
+	if err != nil {
+		return fmt.Errorf("decode GTID event at %s: %w", t.position(), err)
+	}
+	if err := t.pos.GTID.Update(next.String()); err != nil {
+		return fmt.Errorf("add GTID %s to %s: %w", next, t.position(), err)
+	}
+	t.gtid = next.String()
+	return nil
 }
 
 func (t *translator) query(ev *replication.BinlogEvent, e *replication.QueryEvent) ([]*event.Event, error) {
@@ -305,6 +293,12 @@ func (t *translator) changesReplicated(q, schema string) bool {
 func (t *translator) startTxn() {
 	t.inTxn, t.begun = true, false
 	t.atFileStart = false
+}
+
+// begin emits the open transaction's Begin, with xid for an XA transaction (else empty).
+func (t *translator) begin(h *replication.EventHeader, xid string) {
+	t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, XID: xid, Size: 1})
+	t.begun = true
 }
 
 func (t *translator) commit(h *replication.EventHeader) {

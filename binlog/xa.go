@@ -25,8 +25,7 @@ func (t *translator) xa(h *replication.EventHeader, verb, xid string) ([]*event.
 		if !t.inTxn {
 			t.startTxn()
 		}
-		t.emit(&event.Event{Type: event.Begin, Timestamp: int64(h.Timestamp), GTID: t.gtid, XID: xid, Size: 1})
-		t.begun = true
+		t.begin(h, xid)
 	case "END":
 	case "COMMIT ONE PHASE":
 		t.commit(h)
