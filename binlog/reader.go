@@ -91,39 +91,47 @@ func NewReader(cfg Config) *Reader {
 // reads the next (go-mysql's synchronous event handler): no event waits in go-mysql's cache, and
 // none crosses a channel to another goroutine. Run waits for the stream's end.
 func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
-	option := func(c *client.Conn) error {
-		c.Conn.Conn = newCoarseDeadlineConn(c.Conn.Conn)
-		if r.cfg.OnConnect != nil {
-			if err := r.cfg.OnConnect(c.GetConnectionID()); err != nil {
-				return err
-			}
-		}
-		switch start.Flavor {
-		case FlavorMySQL:
-			return throughGTID(c)
-		case FlavorMariaDB:
-			return mariaConnectState(c, start.GTID)
-		}
-		return nil
-	}
-	t := newTranslator(start, r.cfg.Filter)
-	online, err := parseOnlineState(r.cfg.OnlineDDLState)
+	t, err := r.translatorFor(start)
 	if err != nil {
 		return err
 	}
-	online.prune(start)
-	t.online = online
-	t.keepFilePos = r.cfg.KeepFilePos
-	t.skip.stats = &r.stats
-	t.metaFlavor = r.cfg.Flavor // the reader's parser skips the table maps' metadata: see tablemap.go
 	w := newPaceWatch(r.cfg.HeartbeatPeriod, r.cfg.Logger)
 	rctx, stopWatch := w.start(ctx)
 	defer stopWatch()
 	h := &handler{ctx: ctx, rctx: rctx, start: start, t: t, w: w, sink: sink, logger: r.cfg.Logger, saveOnline: r.cfg.SaveOnlineDDL}
 	h.dec = newEventDecoder(r.cfg.Flavor, t)
 	defer h.dec.close() // after syncer.Close, deferred later: once the handler has returned
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		Option:          option,
+	syncer := replication.NewBinlogSyncer(r.syncerConfig(start, h))
+	// Close waits for the handler: after stopWatch (deferred later, so run first) has ended the
+	// Put it may be blocked in.
+	defer syncer.Close()
+	streamer, err := startSync(syncer, start)
+	if err != nil {
+		return err
+	}
+	return h.waitEnd(streamer)
+}
+
+// translatorFor returns the translator of a stream from start, with the online schema change
+// state the reader was given.
+func (r *Reader) translatorFor(start Position) (*translator, error) {
+	t := newTranslator(start, r.cfg.Filter)
+	online, err := parseOnlineState(r.cfg.OnlineDDLState)
+	if err != nil {
+		return nil, err
+	}
+	online.prune(start)
+	t.online = online
+	t.keepFilePos = r.cfg.KeepFilePos
+	t.skip.stats = &r.stats
+	t.metaFlavor = r.cfg.Flavor // the reader's parser skips the table maps' metadata: see tablemap.go
+	return t, nil
+}
+
+// syncerConfig returns the configuration of the syncer of a stream from start, whose events go to h.
+func (r *Reader) syncerConfig(start Position, h *handler) replication.BinlogSyncerConfig {
+	return replication.BinlogSyncerConfig{
+		Option:          r.connectOption(start),
 		ServerID:        r.cfg.ServerID,
 		Flavor:          r.cfg.Flavor,
 		Host:            r.cfg.Host,
@@ -147,12 +155,33 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 		DiscardGTIDSet:          true,
 		SynchronousEventHandler: h,
 		Logger:                  slog.New(warnOnly{r.cfg.Logger.Handler()}),
-	})
-	// Close waits for the handler: after stopWatch (deferred later, so run first) has ended the
-	// Put it may be blocked in.
-	defer syncer.Close()
+	}
+}
 
+// connectOption returns what the syncer does to its connection once open, before the binlog
+// dump: coarse deadlines, Config.OnConnect, and the session state a dump from start needs.
+func (r *Reader) connectOption(start Position) func(c *client.Conn) error {
+	return func(c *client.Conn) error {
+		c.Conn.Conn = newCoarseDeadlineConn(c.Conn.Conn)
+		if r.cfg.OnConnect != nil {
+			if err := r.cfg.OnConnect(c.GetConnectionID()); err != nil {
+				return err
+			}
+		}
+		switch start.Flavor {
+		case FlavorMySQL:
+			return throughGTID(c)
+		case FlavorMariaDB:
+			return mariaConnectState(c, start.GTID)
+		}
+		return nil
+	}
+}
+
+// startSync starts syncer's binlog dump from start.
+func startSync(syncer *replication.BinlogSyncer, start Position) (*replication.BinlogStreamer, error) {
 	var streamer *replication.BinlogStreamer
+	var err error
 	switch start.Flavor {
 	case FlavorFilePos:
 		streamer, err = syncer.StartSync(mysql.Position{Name: start.File, Pos: start.Offset})
@@ -162,25 +191,12 @@ func (r *Reader) Run(ctx context.Context, start Position, sink Sink) error {
 	case FlavorMySQL:
 		streamer, err = syncer.StartSyncGTID(start.GTID.Clone())
 	default:
-		return fmt.Errorf("start binlog stream: no start position")
+		return nil, fmt.Errorf("start binlog stream: no start position")
 	}
 	if err != nil {
-		return fmt.Errorf("start binlog stream at %s: %w", start, err)
+		return nil, fmt.Errorf("start binlog stream at %s: %w", start, err)
 	}
-	// Events go to the handler; the streamer only carries the stream's end.
-	if _, err = streamer.GetEvent(rctx); err == nil {
-		return errors.New("read binlog event: the syncer delivered an event past its handler")
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if cause := context.Cause(rctx); errors.Is(cause, ErrSourceSilent) {
-		return fmt.Errorf("read binlog event: %w", cause)
-	}
-	if herr := h.failed(); herr != nil {
-		return herr
-	}
-	return fmt.Errorf("read binlog event: %w", err)
+	return streamer, nil
 }
 
 // handler turns each event the syncer reads into vplayer's events and puts them into the sink,
@@ -216,6 +232,26 @@ func (h *handler) HandleEvent(raw *replication.BinlogEvent) error {
 	}
 	h.w.wait()
 	return nil
+}
+
+// waitEnd waits for the end of the stream whose events go to h and returns why it ended: Run's
+// context, a silent source, the handler's error, or the syncer's.
+func (h *handler) waitEnd(streamer *replication.BinlogStreamer) error {
+	// Events go to the handler; the streamer only carries the stream's end.
+	_, err := streamer.GetEvent(h.rctx)
+	if err == nil {
+		return errors.New("read binlog event: the syncer delivered an event past its handler")
+	}
+	if h.ctx.Err() != nil {
+		return h.ctx.Err()
+	}
+	if cause := context.Cause(h.rctx); errors.Is(cause, ErrSourceSilent) {
+		return fmt.Errorf("read binlog event: %w", cause)
+	}
+	if herr := h.failed(); herr != nil {
+		return herr
+	}
+	return fmt.Errorf("read binlog event: %w", err)
 }
 
 // failed returns the error that ended the stream in the handler, if any.
