@@ -4,6 +4,19 @@
 // after a retryable one. The gate in front of the applier is stream/gate; the checks before the
 // first attempt and at each attempt's start are stream/preflight.
 //
+// # Who does what
+//
+// Stream keeps the orchestration: Run, an attempt's steps and the retry loop between attempts.
+// The rest belongs to the nouns it holds. The owner (ownership.go) takes, keeps and checks the
+// lease, whose fence every record write goes through, and tells a loss from the errors it
+// explains. The reporter (report.go) tells the states and errors (Config.OnState and OnError,
+// the ERROR lines, the record's state, the workflow's log rows, the record's message through
+// the messenger) and decides each error's fate with the clock of --max-time-to-retry-on-error.
+// The retrier (reachable.go) waits out a server that cannot be reached before anything runs.
+// The controls (stop.go, pause.go, hold.go) follow the record's control fields (a stop or a
+// start, the diff pause, the manual throttle) during an attempt and between attempts, and report
+// the gate's holds. A copyPhase (copy.go) is one attempt's copy.
+//
 // # Run
 //
 // Run first prepares: the source's flavor, the record created or resumed, the start and stop
@@ -33,11 +46,11 @@
 //  3. The lease checked (owner.holds): a process that lost the workflow opens no binlog
 //     connection with its server id.
 //  4. The pipeline run (runPipeline) under one errgroup: the reader, the applier, the watchdog,
-//     the throttler's check loop, the stop poller (the record's state, pause and throttle, and
-//     the holds' reports), the lease-loss watcher and, when copying, the copier. The first real
-//     error is reported at once (log line, log row, message), before errgroup cancels the
-//     others; a fenced write's failure is left to the retry loop, which asks the record. Once all
-//     have returned the relay log is closed.
+//     the throttler's check loop, the stop poller (controls.watchStop: the record's state, pause
+//     and throttle, and the holds' reports), the lease-loss watcher (owner.watch) and, when
+//     copying, the copier. The first real error is reported at once (reporter.report: log line,
+//     log row, message), before errgroup cancels the others; a fenced write's failure is left to
+//     the retry loop, which asks the record. Once all have returned the relay log is closed.
 //
 // An attempt ends with an error, nil only when ctx ended: a stop (the stop position or a stop DDL
 // reached, vplayer stop), the copy done, the binlog connection replaced by another of the
@@ -46,12 +59,13 @@
 // # Between attempts
 //
 // The retry loop (attempts, afterError) decides what follows. A stop records Stopped and ends
-// Run, or with --wait-while-stopped waits for vplayer start and goes on. The copy done or a
-// replaced binlog connection starts the next attempt at once. A lost lease ends Run with the
-// loss, logged, and nothing more is written; so does a fenced write's failure, unless the record
-// says the lease is still held, when it is the replicated data's error. An error is terminal when
-// no retry can fix it or when the same kind has lasted --max-time-to-retry-on-error (an attempt
-// that made progress starts that clock afresh): the workflow is set Error and Run returns it.
-// Any other error is retried after --retry-delay, during which a vplayer stop or the end of ctx
-// is still noticed within a second; the next attempt's setup and lease check find a loss.
+// Run, or with --wait-while-stopped waits for vplayer start (controls.waitWhileStopped) and goes
+// on. The copy done or a replaced binlog connection starts the next attempt at once. A lost lease
+// ends Run with the loss, logged, and nothing more is written; so does a fenced write's failure,
+// unless the record says the lease is still held, when it is the replicated data's error. An
+// error is terminal when no retry can fix it or when the same kind has lasted
+// --max-time-to-retry-on-error (an attempt that made progress starts that clock afresh): the
+// workflow is set Error and Run returns it. Any other error is retried after --retry-delay
+// (controls.waitRetry), during which a vplayer stop or the end of ctx is still noticed within a
+// second; the next attempt's setup and lease check find a loss.
 package stream
