@@ -54,28 +54,10 @@ var hotrowBacklog = backlog{
 func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 	n := c.o.transactionsOf(b.mode)
 	c.say("\n== %s: a backlog of %d transactions (%s)", b.mode, n, b.describe)
-	next, err := b.source(ctx, c)
+	st, want, err := c.buildBacklog(ctx, b, n)
 	if err != nil {
 		return nil, err
 	}
-	// The backlog starts a binary log file of its own: a dump from a GTID position reads the
-	// source's file from its head up to the position (MariaDB 10.11 keeps no GTID index), so
-	// without the rotation each applier's catch-up would also time the source reading the
-	// backlogs of the modes before this one (0.4 s of the source's CPU for the OLTP backlog
-	// before the inserts), and a mode's figures would depend on which modes ran before it.
-	if _, err := c.src.ExecContext(ctx, "FLUSH BINARY LOGS"); err != nil {
-		return nil, fmt.Errorf("rotate the source's binary log: %w", err)
-	}
-	st, err := generate(ctx, c.src, generatorWorkers, int64(n), c.o.RowsPerTable, seedFor(b.mode), nil, next)
-	if err != nil {
-		return nil, err
-	}
-	want, err := c.sourcePos(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.say("  wrote %d transactions, %d row changes on the source in %.1fs (%.0f/s); source at %s; every applier stopped",
-		st.Transactions, st.Rows, st.Elapsed.Seconds(), float64(st.Transactions)/st.Elapsed.Seconds(), want)
 	r := c.newResult(b.mode)
 	r.Workload = Workload{
 		Description:  b.describe,
@@ -85,9 +67,51 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 		Transactions: st.Transactions,
 		RowChanges:   st.Rows,
 	}
+	if err := c.timeVplayers(ctx, r, b.mode, want, st); err != nil {
+		return r, err
+	}
+	if err := c.timeNatives(ctx, r, want, st); err != nil {
+		return r, err
+	}
+	r.ratios()
+	c.say("  comparing each target with the source...")
+	equal, err := c.verify(ctx)
+	r.setEqual(equal)
+	return r, err
+}
 
-	// The vplayer targets are timed in turn (the comparison build first with CompareFirst) and
-	// listed in Appliers in a fixed order: the build under test's, in worker-count order, first.
+// buildBacklog writes n transactions of backlog b on the source, in a binary log file of their
+// own, and returns what it wrote and the source's position after them.
+func (c *cluster) buildBacklog(ctx context.Context, b backlog, n int) (genStats, string, error) {
+	next, err := b.source(ctx, c)
+	if err != nil {
+		return genStats{}, "", err
+	}
+	// The backlog starts a binary log file of its own: a dump from a GTID position reads the
+	// source's file from its head up to the position (MariaDB 10.11 keeps no GTID index), so
+	// without the rotation each applier's catch-up would also time the source reading the
+	// backlogs of the modes before this one (0.4 s of the source's CPU for the OLTP backlog
+	// before the inserts), and a mode's figures would depend on which modes ran before it.
+	if _, err := c.src.ExecContext(ctx, "FLUSH BINARY LOGS"); err != nil {
+		return genStats{}, "", fmt.Errorf("rotate the source's binary log: %w", err)
+	}
+	st, err := generate(ctx, c.src, generatorWorkers, int64(n), c.o.RowsPerTable, seedFor(b.mode), nil, next)
+	if err != nil {
+		return genStats{}, "", err
+	}
+	want, err := c.sourcePos(ctx)
+	if err != nil {
+		return genStats{}, "", err
+	}
+	c.say("  wrote %d transactions, %d row changes on the source in %.1fs (%.0f/s); source at %s; every applier stopped",
+		st.Transactions, st.Rows, st.Elapsed.Seconds(), float64(st.Transactions)/st.Elapsed.Seconds(), want)
+	return st, want, nil
+}
+
+// timeVplayers times each vplayer target's catch-up to want, in turn (the comparison build first
+// with CompareFirst), and adds them to r's Appliers in a fixed order: the build under test's, in
+// worker-count order, first.
+func (c *cluster) timeVplayers(ctx context.Context, r *Result, mode, want string, st genStats) error {
 	ts := c.vtargets()
 	order := make([]int, len(ts))
 	for i := range order {
@@ -101,12 +125,12 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 	for _, i := range order {
 		t := ts[i]
 		if err := c.quiesce(ctx); err != nil {
-			return r, err
+			return err
 		}
 		c.say("  timing %s (a separate process; from its start until its record's pos contains %s)...", t.name, want)
-		tm, err := c.timeVplayer(ctx, t, b.mode, want, st)
+		tm, err := c.timeVplayer(ctx, t, mode, want, st)
 		if err != nil {
-			return r, fmt.Errorf("%s: %w", t.name, err)
+			return fmt.Errorf("%s: %w", t.name, err)
 		}
 		timed[i] = figures(Applier{Name: t.name, ApplyWorkers: t.workers, PeakRSSBytes: tm.rss}, tm, st)
 		c.say("    %s", timed[i].line())
@@ -116,19 +140,23 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 	}
 	r.Appliers = append(r.Appliers, timed...)
 	r.CompareFirst = c.o.CompareFirst && len(ts) > 1
+	return nil
+}
 
+// timeNatives times each native replica's catch-up to want, in turn, and adds them to r's Appliers.
+func (c *cluster) timeNatives(ctx context.Context, r *Result, want string, st genStats) error {
 	for _, n := range c.natives() {
 		if err := c.quiesce(ctx); err != nil {
-			return r, err
+			return err
 		}
 		c.say("  timing %s (from START SLAVE until MASTER_GTID_WAIT('%s') returns)...", n.name, want)
 		before, err := readWork(ctx, n.db)
 		if err != nil {
-			return r, err
+			return err
 		}
 		tm, err := n.catchUp(ctx, want, c.sourcePID)
 		if err != nil {
-			return r, err
+			return err
 		}
 		r.add(Applier{Name: n.name}, tm, st)
 		c.say("    %s", r.Appliers[len(r.Appliers)-1].line())
@@ -136,11 +164,7 @@ func (c *cluster) catchup(ctx context.Context, b backlog) (*Result, error) {
 			c.say("      target per transaction: %s", after.perTxn(before, st.Transactions))
 		}
 	}
-	r.ratios()
-	c.say("  comparing each target with the source...")
-	equal, err := c.verify(ctx)
-	r.setEqual(equal)
-	return r, err
+	return nil
 }
 
 // timing is one applier's catch-up.
