@@ -26,30 +26,56 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 	if c.tmp, err = os.MkdirTemp("", "vplayer-bench-"); err != nil {
 		return nil, err
 	}
-	bin, err := mysqld.Find()
-	if err != nil {
+	if err := c.startServers(ctx); err != nil {
 		return nil, err
 	}
-	type spec struct {
-		s    **mysqld.Server
-		opts mysqld.Options
+	if c.source.Flavor() != mysqld.FlavorMariaDB {
+		return nil, fmt.Errorf("the benchmark's native replicas need MariaDB; %s is %s", c.source.Version(), c.source.Flavor())
 	}
-	specs := []spec{{&c.source, sourceOptions("bench-source", sourceID, o.BufferPool)}}
+	if err := c.openPools(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.prepare(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// serverSpec is a server to start: its options, and where the cluster keeps it.
+type serverSpec struct {
+	s    **mysqld.Server
+	opts mysqld.Options
+}
+
+// serverSpecs lays the cluster's servers out: it fills in its vplayer targets (but their
+// servers) and returns every server to start, the source first, with the vplayer targets' names.
+func (c *cluster) serverSpecs() (specs []serverSpec, names []string) {
+	o := c.o
+	specs = []serverSpec{{&c.source, sourceOptions("bench-source", sourceID, o.BufferPool)}}
 	c.vts = make([]vtarget, len(o.workerCounts()))
-	var names []string
 	for i, n := range o.workerCounts() {
 		c.vts[i] = vtarget{name: vplayerName(n), cmd: o.Vplayer, workers: n}
-		specs = append(specs, spec{&c.vts[i].server, targetOptions(vplayerServerName(n), vplayerServerID(i), o.BufferPool)})
+		specs = append(specs, serverSpec{&c.vts[i].server, targetOptions(vplayerServerName(n), vplayerServerID(i), o.BufferPool)})
 		names = append(names, c.vts[i].name+" target")
 	}
 	specs = append(specs,
-		spec{&c.single, targetOptions("bench-native1", single1ID, o.BufferPool)},
-		spec{&c.parallel, targetOptions("bench-native4", parallelID, o.BufferPool)})
+		serverSpec{&c.single, targetOptions("bench-native1", single1ID, o.BufferPool)},
+		serverSpec{&c.parallel, targetOptions("bench-native4", parallelID, o.BufferPool)})
 	if len(o.CompareVplayer) > 0 {
 		c.cmp = &vtarget{name: compareName(o.CompareVplayer), cmd: o.CompareVplayer}
-		specs = append(specs, spec{&c.cmp.server, targetOptions("bench-compare", compareID, o.BufferPool)})
+		specs = append(specs, serverSpec{&c.cmp.server, targetOptions("bench-compare", compareID, o.BufferPool)})
 		names = append(names, "comparison vplayer target")
 	}
+	return specs, names
+}
+
+// startServers starts every server of the cluster (serverSpecs) at once and waits for them all.
+func (c *cluster) startServers(ctx context.Context) error {
+	bin, err := mysqld.Find()
+	if err != nil {
+		return err
+	}
+	specs, names := c.serverSpecs()
 	c.say("Starting %d servers from %s: source, %s, 2 native replicas; every target with the same settings", len(specs), bin, strings.Join(names, ", "))
 	var wg sync.WaitGroup
 	errs := make([]error, len(specs))
@@ -62,26 +88,29 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return c, fmt.Errorf("start servers: %w", err)
+		return fmt.Errorf("start servers: %w", err)
 	}
 	c.say("  source %s (%s), native replicas %s and %s", c.source.Addr(), c.source.Version(), c.single.Addr(), c.parallel.Addr())
 	for _, t := range c.vtargets() {
 		c.say("  %s's target %s", t.name, t.server.Addr())
 	}
-	if c.source.Flavor() != mysqld.FlavorMariaDB {
-		return c, fmt.Errorf("the benchmark's native replicas need MariaDB; %s is %s", c.source.Version(), c.source.Flavor())
-	}
+	return nil
+}
+
+// openPools opens every server's pool and reads its process id, and gives each vplayer target
+// its workflow store.
+func (c *cluster) openPools(ctx context.Context) error {
+	var err error
 	for _, p := range []struct {
 		db  **sql.DB
 		pid *int
 		s   *mysqld.Server
 	}{{&c.src, &c.sourcePID, c.source}, {&c.sdst, &c.singlePID, c.single}, {&c.pdst, &c.parallelPID, c.parallel}} {
 		if *p.db, *p.pid, err = openServer(ctx, p.s); err != nil {
-			return c, err
+			return err
 		}
 	}
-	targets := map[string]*sql.DB{nameSingle: c.sdst, nameParallel: c.pdst}
-	var vts []*vtarget
+	vts := make([]*vtarget, 0, len(c.vts)+1)
 	for i := range c.vts {
 		vts = append(vts, &c.vts[i])
 	}
@@ -90,31 +119,41 @@ func startCluster(ctx context.Context, w io.Writer, o Options) (_ *cluster, err 
 	}
 	for _, t := range vts {
 		if t.db, t.pid, err = openServer(ctx, t.server); err != nil {
-			return c, err
+			return err
 		}
 		t.store = workflow.New(t.db, "_vt")
+	}
+	return nil
+}
+
+// prepare reads the servers' settings, points the native replicas at the source, creates the
+// schema and records the source's position after it, where vplayer starts.
+func (c *cluster) prepare(ctx context.Context) error {
+	targets := map[string]*sql.DB{nameSingle: c.sdst, nameParallel: c.pdst}
+	for _, t := range c.vtargets() {
 		targets[t.name] = t.db
 	}
+	var err error
 	if c.settings, err = settingsOf(ctx, c.src, targets); err != nil {
-		return c, err
+		return err
 	}
 	c.say("  %s", c.settings.line())
 	for _, n := range c.natives() {
 		if err := n.server.ReplicateFrom(ctx, c.source, ""); err != nil {
-			return c, err
+			return err
 		}
 	}
 	// The natives will replicate the schema from the source's binlog; vplayer's targets get it
 	// directly (vplayer ignores DDL by default), and vplayer starts after it.
 	for _, t := range append([]*sql.DB{c.src}, dbs(c.vtargets())...) {
 		if err := createSchema(ctx, t); err != nil {
-			return c, err
+			return err
 		}
 	}
 	if c.startPos, err = c.source.GTIDPos(ctx); err != nil {
-		return c, err
+		return err
 	}
-	return c, nil
+	return nil
 }
 
 // openServer opens s's pool (open) and reads its process id.
