@@ -8,19 +8,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
-	"strconv"
 	"sync"
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/vplayer/vplayer/internal/compare"
 	"github.com/vplayer/vplayer/internal/mysqld"
-	"github.com/vplayer/vplayer/sqlq"
-	"github.com/vplayer/vplayer/workflow"
 )
 
 // ModeCopy times vplayer's copy phase against a dump and load (not part of ModeAll).
@@ -47,14 +41,6 @@ const (
 	nameAlone = "target alone: LOAD DATA INFILE of local files, a session per table"
 )
 
-// copyLoader is one way to bring the source's tables to an empty target.
-type copyLoader struct {
-	name   string
-	server *mysqld.Server
-	db     *sql.DB
-	run    func(ctx context.Context, dst *mysqld.Server) (rss int64, err error)
-}
-
 // runCopy starts a source and one empty target per loader, all with the same durable settings,
 // loads the sysbench tables on the source, then times each loader in turn (never two at once)
 // from its start until the target holds the source's rows (vplayer: until its record is Running
@@ -69,199 +55,39 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	bin, err := mysqld.Find()
+	cr := &copyRun{w: w, o: o, tmp: tmp, withMydumper: mydumperInstalled()}
+	defer cr.close()
+	if err := cr.start(ctx); err != nil {
+		return nil, err
+	}
+	srcPos, err := cr.load(ctx, rows)
 	if err != nil {
 		return nil, err
 	}
-	_, mydumperErr := exec.LookPath("mydumper")
-	_, myloaderErr := exec.LookPath("myloader")
-	withMydumper := mydumperErr == nil && myloaderErr == nil
-	names := []string{"bench-source", "bench-vplayer", "bench-dump"}
-	if withMydumper {
-		names = append(names, "bench-mydumper")
-		if o.TargetBinlog {
-			names = append(names, "bench-mydumperb")
-		}
-	}
-	aloneAt := len(names)
-	names = append(names, "bench-alone")
-	say := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	if o.TargetBinlog {
-		say("Starting %d servers from %s: source and one empty target per loader, every target with the same settings, its binary log on and synced at every commit", len(names), bin)
-	} else {
-		say("Starting %d servers from %s: source and one empty target per loader, every target with the same settings (stock: no binary log)", len(names), bin)
-	}
-	if !withMydumper {
-		say("  mydumper/myloader not installed (apt-get install mydumper): timed without them")
-	}
-	servers := make([]*mysqld.Server, len(names))
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	for i, n := range names {
-		opts := sourceOptions(n, uint32(i+1), o.BufferPool)
-		if i > 0 {
-			opts = copyTargetOptions(n, uint32(i+1), o.BufferPool, o.TargetBinlog)
-		}
-		wg.Go(func() { servers[i], errs[i] = mysqld.Start(ctx, opts) })
-	}
-	wg.Wait()
-	defer func() {
-		for _, s := range servers {
-			if s != nil {
-				s.Stop()
-			}
-		}
-	}()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("start servers: %w", err)
-	}
-	dbs := make([]*sql.DB, len(servers))
-	for i, s := range servers {
-		if dbs[i], err = open(s); err != nil {
-			return nil, err
-		}
-		defer dbs[i].Close()
-	}
-	src := dbs[0]
-	began := time.Now()
-	say("Loading %d tables of %d rows on the source (untimed)...", len(tables), rows)
-	if err := createSchema(ctx, src); err != nil {
-		return nil, err
-	}
-	if err := loadTables(ctx, src, rows); err != nil {
-		return nil, err
-	}
-	say("  loaded in %.1fs", time.Since(began).Seconds())
-	srcPos, err := servers[0].GTIDPos(ctx)
-	if err != nil {
-		return nil, err
-	}
-	dsnArgs := func(s *mysqld.Server) []string {
-		return []string{"-h", "127.0.0.1", "-P", strconv.Itoa(s.Port()), "-u", "root"}
-	}
-	loaders := []copyLoader{
-		{name: nameVplayerCopy, server: servers[1], db: dbs[1], run: func(ctx context.Context, dst *mysqld.Server) (int64, error) {
-			if _, err := dbs[1].ExecContext(ctx, "CREATE DATABASE "+dbName); err != nil {
-				return 0, err
-			}
-			c := &cluster{w: w, o: o, tmp: tmp, source: servers[0]}
-			v, err := c.startVplayer(ctx, vtarget{name: nameVplayer, cmd: o.Vplayer, server: dst}, "")
-			if err != nil {
-				return 0, err
-			}
-			store := workflow.New(dbs[1], "_vt")
-			if err := v.waitFor(ctx, store, srcPos); err != nil {
-				v.stop()
-				return 0, err
-			}
-			for {
-				r, err := store.Get(ctx, workflowName)
-				if err == nil && r.State == workflow.StateRunning {
-					break
-				}
-				select {
-				case <-ctx.Done():
-					v.stop()
-					return 0, ctx.Err()
-				case <-time.After(pollInterval):
-				}
-			}
-			rss, rerr := v.peakRSS()
-			if err := v.stop(); err != nil {
-				return 0, err
-			}
-			return rss, rerr
-		}},
-		{name: nameDump, server: servers[2], db: dbs[2], run: func(ctx context.Context, dst *mysqld.Server) (int64, error) {
-			dump := exec.CommandContext(ctx, "mariadb-dump", append(dsnArgs(servers[0]), "--single-transaction", "--gtid", "--databases", dbName)...)
-			load := exec.CommandContext(ctx, "mariadb", dsnArgs(dst)...)
-			pipe, err := dump.StdoutPipe()
-			if err != nil {
-				return 0, err
-			}
-			load.Stdin = pipe
-			var derr, lerr lockedBuffer
-			dump.Stderr, load.Stderr = &derr, &lerr
-			if err := load.Start(); err != nil {
-				return 0, err
-			}
-			if err := dump.Run(); err != nil {
-				load.Wait()
-				return 0, fmt.Errorf("mariadb-dump: %w: %s", err, derr.String())
-			}
-			if err := load.Wait(); err != nil {
-				return 0, fmt.Errorf("mariadb: %w: %s", err, lerr.String())
-			}
-			return 0, nil
-		}},
-	}
-	if withMydumper {
-		mydumper := func(dir string, loadArgs ...string) func(context.Context, *mysqld.Server) (int64, error) {
-			return func(ctx context.Context, dst *mysqld.Server) (int64, error) {
-				dir := filepath.Join(tmp, dir)
-				if out, err := exec.CommandContext(ctx, "mydumper", append(dsnArgs(servers[0]), "-t", "4", "-B", dbName, "-o", dir)...).CombinedOutput(); err != nil {
-					return 0, fmt.Errorf("mydumper: %w: %s", err, out)
-				}
-				if out, err := exec.CommandContext(ctx, "myloader", append(append(dsnArgs(dst), "-t", "4", "-d", dir), loadArgs...)...).CombinedOutput(); err != nil {
-					return 0, fmt.Errorf("myloader: %w: %s", err, out)
-				}
-				return 0, nil
-			}
-		}
-		loaders = append(loaders, copyLoader{name: nameMydumper, server: servers[3], db: dbs[3], run: mydumper("mydumper")})
-		if o.TargetBinlog {
-			loaders = append(loaders, copyLoader{name: nameMydumperBinlog, server: servers[4], db: dbs[4], run: mydumper("mydumper-binlog", "--enable-binlog")})
-		}
-	}
-	loaders = append(loaders, copyLoader{name: nameAlone, server: servers[aloneAt], db: dbs[aloneAt], run: aloneLoad(ctx, src, dbs[aloneAt], filepath.Join(tmp, "alone"))})
-	total := int64(rows) * int64(len(tables))
+	loaders := cr.loaders(ctx, srcPos)
 	targets := map[string]*sql.DB{}
 	for _, l := range loaders {
 		targets[l.name] = l.db
 	}
-	settings, err := settingsOf(ctx, src, targets)
+	settings, err := settingsOf(ctx, cr.src(), targets)
 	if err != nil {
 		return nil, err
 	}
 	r := &Result{
-		Mode: ModeCopy, Quick: o.Quick, Time: time.Now().UTC().Truncate(time.Second), Server: servers[0].Version(), CPUs: runtime.NumCPU(),
+		Mode: ModeCopy, Quick: o.Quick, Time: time.Now().UTC().Truncate(time.Second), Server: cr.servers[0].Version(), CPUs: runtime.NumCPU(),
 		Settings: settings.withTiming("loaders run one at a time on empty targets, never two at once; each from its start until the target holds the source's rows (vplayer: until its record is Running, at the source's position, polled every 10ms)"),
 		Workload: Workload{Description: "sysbench-shaped tables (id, k, c char(120), pad char(60)), the source idle", Generator: "bench",
 			Tables: len(tables), RowsPerTable: rows},
 	}
-	all := append([]string{}, tables...)
+	total := int64(rows) * int64(len(tables))
 	for _, l := range loaders {
-		if err := quiesce(ctx, say, dbs); err != nil {
+		a, err := cr.time(ctx, l, total)
+		if err != nil {
 			return r, err
 		}
-		say("Timing %s...", l.name)
-		start := time.Now()
-		rss, err := l.run(ctx, l.server)
-		took := time.Since(start)
-		if err != nil {
-			return r, fmt.Errorf("%s: %w", l.name, err)
-		}
-		a := Applier{Name: l.name, Seconds: round(took.Seconds(), 3), RowsPerSec: round(float64(total)/took.Seconds(), 0), PeakRSSBytes: rss}
-		rs, err := compare.Tables(ctx, src, l.db, dbName, dbName, all)
-		if err != nil {
-			return r, fmt.Errorf("compare %s's target: %w", l.name, err)
-		}
-		a.TargetEqual = true
-		for _, t := range rs {
-			a.TargetEqual = a.TargetEqual && t.Equal()
-		}
-		say("  %s: %.2fs, %.0f rows/s, peak RSS %s, target %s", a.Name, a.Seconds, a.RowsPerSec, mib(a.PeakRSSBytes), equalWord(a.TargetEqual))
 		r.Appliers = append(r.Appliers, a)
 	}
-	v := r.Appliers[0].RowsPerSec
-	for _, a := range r.Appliers[1:] {
-		if a.RowsPerSec > 0 {
-			if r.Ratios == nil {
-				r.Ratios = map[string]float64{}
-			}
-			r.Ratios[nameVplayerCopy+"/"+a.Name] = round(v/a.RowsPerSec, 2)
-		}
-	}
+	r.Ratios = copyRatios(r.Appliers)
 	for _, a := range r.Appliers {
 		if !a.TargetEqual {
 			return r, fmt.Errorf("%s: the target differs from the source", a.Name)
@@ -270,58 +96,150 @@ func runCopy(ctx context.Context, w io.Writer, o Options) (_ *Result, err error)
 	return r, nil
 }
 
-// aloneLoad returns the target-alone loader (see nameAlone). It writes each table's rows on the source
-// into a file of dir with SELECT ... INTO OUTFILE and reads their definitions, both untimed, now;
-// the loader then creates each table on the target as the source defines it and loads its file
-// with LOAD DATA INFILE in one transaction, as the copy does, every table in its own session at
-// once and with unique_checks off, so that InnoDB loads the empty tables in bulk and sorts
-// their keys. The servers are local: the target reads the files the source wrote.
-func aloneLoad(ctx context.Context, src, db *sql.DB, dir string) func(context.Context, *mysqld.Server) (int64, error) {
-	defs := make([]string, len(tables))
-	files := make([]string, len(tables))
-	prep := func() error {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+// copyRun is the copy mode's servers and their pools: the source first, then one empty target
+// per loader.
+type copyRun struct {
+	w   io.Writer
+	o   Options
+	tmp string // the loaders' files
+	// withMydumper says that mydumper and myloader are installed, and so timed.
+	withMydumper bool
+	servers      []*mysqld.Server
+	dbs          []*sql.DB
+}
+
+// mydumperInstalled reports whether mydumper and myloader are on the PATH.
+func mydumperInstalled() bool {
+	_, mydumperErr := exec.LookPath("mydumper")
+	_, myloaderErr := exec.LookPath("myloader")
+	return mydumperErr == nil && myloaderErr == nil
+}
+
+func (cr *copyRun) say(format string, args ...any) { fmt.Fprintf(cr.w, format+"\n", args...) }
+
+// src is the source's pool.
+func (cr *copyRun) src() *sql.DB { return cr.dbs[0] }
+
+// serverNames names the servers to start: the source, then a target per loader, in the order
+// of loaders; the target alone's is last.
+func (cr *copyRun) serverNames() []string {
+	names := []string{"bench-source", "bench-vplayer", "bench-dump"}
+	if cr.withMydumper {
+		names = append(names, "bench-mydumper")
+		if cr.o.TargetBinlog {
+			names = append(names, "bench-mydumperb")
+		}
+	}
+	return append(names, "bench-alone")
+}
+
+// start starts the servers at once, each target with copyTargetOptions, and opens their pools.
+func (cr *copyRun) start(ctx context.Context) error {
+	o := cr.o
+	bin, err := mysqld.Find()
+	if err != nil {
+		return err
+	}
+	names := cr.serverNames()
+	if o.TargetBinlog {
+		cr.say("Starting %d servers from %s: source and one empty target per loader, every target with the same settings, its binary log on and synced at every commit", len(names), bin)
+	} else {
+		cr.say("Starting %d servers from %s: source and one empty target per loader, every target with the same settings (stock: no binary log)", len(names), bin)
+	}
+	if !cr.withMydumper {
+		cr.say("  mydumper/myloader not installed (apt-get install mydumper): timed without them")
+	}
+	cr.servers = make([]*mysqld.Server, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		opts := sourceOptions(n, uint32(i+1), o.BufferPool)
+		if i > 0 {
+			opts = copyTargetOptions(n, uint32(i+1), o.BufferPool, o.TargetBinlog)
+		}
+		wg.Go(func() { cr.servers[i], errs[i] = mysqld.Start(ctx, opts) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("start servers: %w", err)
+	}
+	cr.dbs = make([]*sql.DB, len(cr.servers))
+	for i, s := range cr.servers {
+		if cr.dbs[i], err = open(s); err != nil {
 			return err
 		}
-		for i, t := range tables {
-			var name string
-			if err := src.QueryRowContext(ctx, "SHOW CREATE TABLE "+sqlq.Ident(dbName)+"."+sqlq.Ident(t)).Scan(&name, &defs[i]); err != nil {
-				return fmt.Errorf("read the definition of %s: %w", t, err)
-			}
-			files[i] = filepath.Join(dir, t+".txt")
-			if _, err := src.ExecContext(ctx, "SELECT * FROM "+sqlq.Ident(dbName)+"."+sqlq.Ident(t)+" INTO OUTFILE "+sqlq.String(files[i])); err != nil {
-				return fmt.Errorf("write the rows of %s into %s: %w", t, files[i], err)
-			}
-		}
-		return nil
 	}
-	prepErr := prep()
-	return func(ctx context.Context, _ *mysqld.Server) (int64, error) {
-		if prepErr != nil {
-			return 0, prepErr
+	return nil
+}
+
+// close closes the pools and stops the servers.
+func (cr *copyRun) close() {
+	for _, db := range cr.dbs {
+		if db != nil {
+			db.Close()
 		}
-		if _, err := db.ExecContext(ctx, "CREATE DATABASE "+sqlq.Ident(dbName)); err != nil {
-			return 0, err
-		}
-		g, gctx := errgroup.WithContext(ctx)
-		for i := range tables {
-			g.Go(func() error {
-				conn, err := db.Conn(gctx)
-				if err != nil {
-					return err
-				}
-				defer conn.Close()
-				for _, q := range []string{"USE " + sqlq.Ident(dbName), defs[i], "SET SESSION unique_checks = 0, foreign_key_checks = 0", "BEGIN",
-					"LOAD DATA INFILE " + sqlq.String(files[i]) + " INTO TABLE " + sqlq.Ident(tables[i]), "COMMIT"} {
-					if _, err := conn.ExecContext(gctx, q); err != nil {
-						return fmt.Errorf("%s: %w", q, err)
-					}
-				}
-				return nil
-			})
-		}
-		return 0, g.Wait()
 	}
+	for _, s := range cr.servers {
+		if s != nil {
+			s.Stop()
+		}
+	}
+}
+
+// load creates and fills the tables on the source, untimed, and returns the source's position.
+func (cr *copyRun) load(ctx context.Context, rows int) (srcPos string, err error) {
+	began := time.Now()
+	cr.say("Loading %d tables of %d rows on the source (untimed)...", len(tables), rows)
+	if err := createSchema(ctx, cr.src()); err != nil {
+		return "", err
+	}
+	if err := loadTables(ctx, cr.src(), rows); err != nil {
+		return "", err
+	}
+	cr.say("  loaded in %.1fs", time.Since(began).Seconds())
+	return cr.servers[0].GTIDPos(ctx)
+}
+
+// time times loader l, once the servers are quiet, and compares its target with the source;
+// total is the number of rows it copies.
+func (cr *copyRun) time(ctx context.Context, l copyLoader, total int64) (Applier, error) {
+	if err := quiesce(ctx, cr.say, cr.dbs); err != nil {
+		return Applier{}, err
+	}
+	cr.say("Timing %s...", l.name)
+	start := time.Now()
+	rss, err := l.run(ctx, l.server)
+	took := time.Since(start)
+	if err != nil {
+		return Applier{}, fmt.Errorf("%s: %w", l.name, err)
+	}
+	a := Applier{Name: l.name, Seconds: round(took.Seconds(), 3), RowsPerSec: round(float64(total)/took.Seconds(), 0), PeakRSSBytes: rss}
+	rs, err := compare.Tables(ctx, cr.src(), l.db, dbName, dbName, append([]string{}, tables...))
+	if err != nil {
+		return Applier{}, fmt.Errorf("compare %s's target: %w", l.name, err)
+	}
+	a.TargetEqual = true
+	for _, t := range rs {
+		a.TargetEqual = a.TargetEqual && t.Equal()
+	}
+	cr.say("  %s: %.2fs, %.0f rows/s, peak RSS %s, target %s", a.Name, a.Seconds, a.RowsPerSec, mib(a.PeakRSSBytes), equalWord(a.TargetEqual))
+	return a, nil
+}
+
+// copyRatios are vplayer's copy rate (the first of appliers) over each other loader's, by
+// "vplayer copy/<loader>"; nil when no other loader copied anything.
+func copyRatios(appliers []Applier) map[string]float64 {
+	var ratios map[string]float64
+	v := appliers[0].RowsPerSec
+	for _, a := range appliers[1:] {
+		if a.RowsPerSec > 0 {
+			if ratios == nil {
+				ratios = map[string]float64{}
+			}
+			ratios[nameVplayerCopy+"/"+a.Name] = round(v/a.RowsPerSec, 2)
+		}
+	}
+	return ratios
 }
 
 // printCopy writes the copy mode's table.
@@ -347,23 +265,4 @@ func (r *Result) printCopy(w io.Writer) {
 		fmt.Fprintf(w, "3x %s would be %.2f s; the target alone loads the rows from its own disk in %.2f s (%.2fx %s), and vplayer's copy, which also reads the source, in %.2f s\n",
 			nameDump, dump/3, alone, dump/alone, nameDump, v)
 	}
-}
-
-// lockedBuffer collects a process's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b = append(l.b, p...)
-	return len(p), nil
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return string(l.b)
 }
