@@ -120,6 +120,10 @@ type Config struct {
 	// with everything received, lag reads 0 while the last event or heartbeat fetched is no
 	// older than that (see LagSince). Default 1s.
 	HeartbeatPeriod time.Duration
+	// Source, when set, is a pool to the source, on which each replicated table's kind is read
+	// with its target definition: a source table that is system-versioned while the target's is
+	// not cannot be applied exactly (plan.Table.SetSourceVersioned).
+	Source *sql.DB
 	// Waiting, when set, reports whether events vplayer received wait in front of the applier,
 	// not yet fetched: in the relay log, or held back by a gate. Lag never reads 0 then. It is
 	// called from any goroutine and must never block.
@@ -187,7 +191,7 @@ func New(cfg Config) *Applier {
 	if cfg.HeartbeatPeriod <= 0 {
 		cfg.HeartbeatPeriod = time.Second
 	}
-	a := &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
+	a := &Applier{cfg: cfg, tables: newTableCache(cfg.DB, cfg.Source, cfg.TargetDB, cfg.Logger), maxBatch: cfg.MaxBatchBytes}
 	return a
 }
 

@@ -52,14 +52,15 @@ func Keyless(ctx context.Context, db *sql.DB, schema, name string) (bool, error)
 // tableCache holds target definitions, keyed by source schema and table.
 type tableCache struct {
 	db       *sql.DB
+	source   *sql.DB // nil: the source's table kinds are not read
 	targetDB string
 	logger   *slog.Logger
 	byName   map[string]*plan.Table
 	checked  map[*event.Table]*plan.Table
 }
 
-func newTableCache(db *sql.DB, targetDB string, logger *slog.Logger) *tableCache {
-	return &tableCache{db: db, targetDB: targetDB, logger: logger, byName: map[string]*plan.Table{}, checked: map[*event.Table]*plan.Table{}}
+func newTableCache(db, source *sql.DB, targetDB string, logger *slog.Logger) *tableCache {
+	return &tableCache{db: db, source: source, targetDB: targetDB, logger: logger, byName: map[string]*plan.Table{}, checked: map[*event.Table]*plan.Table{}}
 }
 
 // get returns the target table for a binlog table, checked against it.
@@ -73,6 +74,16 @@ func (c *tableCache) get(ctx context.Context, bt *event.Table) (*plan.Table, err
 		t, err = loadTable(ctx, c.db, c.targetDB, bt.Name)
 		if err != nil {
 			return nil, err
+		}
+		if c.source != nil && !t.Versioned() {
+			// A plain target table of a system-versioned source table (plan's SetSourceVersioned).
+			versioned, err := tabledef.Versioned(ctx, c.source, bt.Schema, bt.Name)
+			if err != nil {
+				return nil, fmt.Errorf("source: %w", err)
+			}
+			if versioned {
+				t.SetSourceVersioned()
+			}
 		}
 		c.logger.Debug("table definition loaded", "table", t.Quoted(), "row_identity", t.Identity())
 		c.byName[bt.Name] = t

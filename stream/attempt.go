@@ -240,6 +240,7 @@ func (s *Stream) newApplier(p *pipeline) *applier.Applier {
 		DB:       s.cfg.Target,
 		Record:   s.own.lease,
 		TargetDB: s.cfg.TargetDB,
+		Source:   s.cfg.Source.Pool,
 		OnDDL:    s.cfg.OnDDL,
 		ExecMode: p.execMode,
 		Copying:  p.cp != nil,

@@ -27,7 +27,8 @@ type Source struct {
 	// DB is the source database; Tables the --tables entries (names or /regex/), empty for all.
 	DB     string
 	Tables []string
-	// Pool is a SQL connection pool to the source, for preflight and the current position.
+	// Pool is a SQL connection pool to the source, for preflight, the current position and the
+	// kind of each replicated table (a system-versioned one needs a system-versioned target).
 	Pool *sql.DB
 }
 

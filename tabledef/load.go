@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/vplayer/vplayer/sqlq"
 )
 
 // Querier runs queries: a *sql.DB, a *sql.Conn (one holding a snapshot transaction), a *sql.Tx.
@@ -98,12 +100,13 @@ ORDER BY INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME, SEQ_IN_INDEX`, schema, name)
 	return out, nil
 }
 
-// loadPeriod sets t's period when it is system-versioned (see SetPeriod); nothing for a table of
-// another kind or a server without system versioning.
-func loadPeriod(ctx context.Context, q Querier, t *Table) error {
-	rows, err := q.QueryContext(ctx, "SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", t.Schema, t.Name)
+// Versioned reports whether schema.name is a system-versioned table (MariaDB's WITH SYSTEM
+// VERSIONING); false for a table of another kind, one that does not exist, or a server without
+// system versioning.
+func Versioned(ctx context.Context, q Querier, schema, name string) (bool, error) {
+	rows, err := q.QueryContext(ctx, "SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", schema, name)
 	if err != nil {
-		return fmt.Errorf("read the table type of %s: %w", t.Quoted(), err)
+		return false, fmt.Errorf("read the table type of %s.%s: %w", sqlq.Ident(schema), sqlq.Ident(name), err)
 	}
 	var kind string
 	if rows.Next() {
@@ -111,12 +114,18 @@ func loadPeriod(ctx context.Context, q Querier, t *Table) error {
 	}
 	rows.Close()
 	if err = errors.Join(err, rows.Err()); err != nil {
-		return fmt.Errorf("read the table type of %s: %w", t.Quoted(), err)
+		return false, fmt.Errorf("read the table type of %s.%s: %w", sqlq.Ident(schema), sqlq.Ident(name), err)
 	}
-	if kind != "SYSTEM VERSIONED" {
-		return nil
+	return kind == "SYSTEM VERSIONED", nil
+}
+
+// loadPeriod sets t's period when it is system-versioned (see SetPeriod); nothing for a table of
+// another kind or a server without system versioning.
+func loadPeriod(ctx context.Context, q Querier, t *Table) error {
+	if versioned, err := Versioned(ctx, q, t.Schema, t.Name); err != nil || !versioned {
+		return err
 	}
-	rows, err = q.QueryContext(ctx, `SELECT COLUMN_NAME, GENERATION_EXPRESSION FROM information_schema.COLUMNS
+	rows, err := q.QueryContext(ctx, `SELECT COLUMN_NAME, GENERATION_EXPRESSION FROM information_schema.COLUMNS
 WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND GENERATION_EXPRESSION IN ('ROW START', 'ROW END')`, t.Schema, t.Name)
 	if err != nil {
 		return fmt.Errorf("read the period of %s: %w", t.Quoted(), err)

@@ -36,6 +36,9 @@ func (p *Planner) addRows(e *event.Event, t *Table) error {
 	if t == nil {
 		return fmt.Errorf("rows event for %s.%s without its table definition", e.Table.Schema, e.Table.Name)
 	}
+	if t.sourceVersioned && t.versioned == nil {
+		return p.plainError(t)
+	}
 	if t.versioned != nil {
 		// A system-versioned table: its rows are planned so that the target versions them at
 		// the source's times (versioned.go).

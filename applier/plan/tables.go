@@ -76,6 +76,9 @@ type Table struct {
 	// versioned is set for a system-versioned table whose rows the target versions at the
 	// source's times (see versioned.go).
 	versioned *versioning
+	// sourceVersioned marks a plain table whose source table is system-versioned (see
+	// SetSourceVersioned): its rows events cannot be applied exactly.
+	sourceVersioned bool
 }
 
 // BuildTable turns a definition into what the planner writes SQL from: the row identity, whether

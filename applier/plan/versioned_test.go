@@ -265,6 +265,49 @@ func TestPlanner_versionedPlainSource(t *testing.T) {
 	}
 }
 
+// TestPlanner_plainTargetOfVersionedSource: every rows event of a plain target table whose
+// source table is system-versioned, each kind and in each mode, is an *InexactError naming the
+// table, the source transaction and the fix, and plans nothing.
+func TestPlanner_plainTargetOfVersionedSource(t *testing.T) {
+	rows := map[event.RowKind]event.Row{
+		event.Insert: {After: vrow(1, "a", t0, tmax)},
+		event.Update: {Before: vrow(1, "a", t0, tmax), After: vrow(1, "b", t1, tmax)},
+		event.Delete: {Before: vrow(1, "a", t0, t1)},
+	}
+	for _, mode := range []string{ExecModeStrict, ExecModeIdempotent} {
+		for kind, r := range rows {
+			tb, err := BuildTable(defOf("s", "t", []Column{{name: "id", dataType: "int", notNull: true}, {name: "v", dataType: "varchar"}}, pk("id")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb.SetSourceVersioned()
+			p := New(Config{ExecMode: mode}, "")
+			p.gtid = "0-1-5"
+			e := &event.Event{Type: event.Rows, Table: &event.Table{Schema: "src", Name: "t", ColumnCount: 4}, Kind: kind, Rows: []event.Row{r}}
+			err = p.addRows(e, tb)
+			var ie *InexactError
+			if !errors.As(err, &ie) {
+				t.Fatalf("%s, %v: addRows() = %v, want an *InexactError", mode, kind, err)
+			}
+			for _, w := range []string{"`s`.`t`", "0-1-5", "system-versioned (WITH SYSTEM VERSIONING) on the source but not on the target", "--tables"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s, %v: error %q lacks %q", mode, kind, err, w)
+				}
+			}
+			if err := p.flushPending(); err != nil || len(p.cur.buf) != 0 {
+				t.Errorf("%s, %v: planned %q (%v), want nothing", mode, kind, p.cur.buf, err)
+			}
+		}
+	}
+	// A target table versioned like the source's is planned as versioned.go says.
+	tb := versionedTable(t)
+	tb.SetSourceVersioned()
+	p := New(Config{}, "")
+	if err := p.addRows(&event.Event{Type: event.Rows, Table: &event.Table{Schema: "src", Name: "t", ColumnCount: 4}, Kind: event.Insert, Rows: []event.Row{rows[event.Insert]}}, tb); err != nil {
+		t.Errorf("addRows() on a versioned target = %v", err)
+	}
+}
+
 func TestUnixStamp(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"1970-01-01 00:00:01.000000", "1.000000"},

@@ -60,22 +60,28 @@ func checkTables(ctx context.Context, cfg Config, f *findings) error {
 
 // compareTables checks each replicated source table against the target's table of its name, and
 // returns how many source tables the filter replicates.
-func compareTables(ctx context.Context, cfg Config, filter *binlog.Filter, srcTables, tgtTables map[string][]string, copying bool, f *findings) int {
+func compareTables(ctx context.Context, cfg Config, filter *binlog.Filter, srcTables, tgtTables tables, copying bool, f *findings) int {
 	targetDB := cfg.targetDB()
 	matched := 0
-	for _, name := range slices.Sorted(maps.Keys(srcTables)) {
+	for _, name := range slices.Sorted(maps.Keys(srcTables.cols)) {
 		if !filter.Match(cfg.SourceDB, name) {
 			continue
 		}
 		matched++
-		cols, ok := tgtTables[name]
+		cols, ok := tgtTables.cols[name]
 		switch {
 		case !ok && copying:
 		case !ok:
 			f.add("target: table %s.%s does not exist: create it with the source's definition (SHOW CREATE TABLE %s.%s on the source)", targetDB, name, cfg.SourceDB, name)
-		case sharedColumnsDiffer(srcTables[name], cols) != "":
+		case sharedColumnsDiffer(srcTables.cols[name], cols) != "":
 			f.add("target: table %s.%s does not match the source's %s.%s: %s: make the columns they share match, in the same order (either side may have more columns after them)",
-				targetDB, name, cfg.SourceDB, name, sharedColumnsDiffer(srcTables[name], cols))
+				targetDB, name, cfg.SourceDB, name, sharedColumnsDiffer(srcTables.cols[name], cols))
+		case srcTables.versioned[name] && !tgtTables.versioned[name]:
+			// The source logs history rows and the ends of deleted rows as rows of the current
+			// rows' keys: a plain table cannot tell them apart (applier/plan's SetSourceVersioned).
+			f.add("target: table %s.%s is not system-versioned but the source's %s.%s is (WITH SYSTEM VERSIONING), and its history rows cannot be applied exactly to a plain table: "+
+				"make the target table system-versioned like the source's (re-create it from SHOW CREATE TABLE %s.%s on the source) or leave the table out of --tables",
+				targetDB, name, cfg.SourceDB, name, cfg.SourceDB, name)
 		default:
 			warnKeyless(ctx, cfg, targetDB, name)
 		}
@@ -114,22 +120,30 @@ func warnKeyless(ctx context.Context, cfg Config, db, name string) {
 		"table", db+"."+name)
 }
 
-// tableColumns returns the column names of each base table of schema, in ordinal order.
-func tableColumns(ctx context.Context, db *sql.DB, schema string) (map[string][]string, error) {
-	rows, err := db.QueryContext(ctx, `SELECT t.TABLE_NAME, c.COLUMN_NAME FROM information_schema.TABLES t
+// tables are the base tables of a schema: each one's column names, in ordinal order, and which
+// are system-versioned.
+type tables struct {
+	cols      map[string][]string
+	versioned map[string]bool
+}
+
+// tableColumns returns the base tables of schema.
+func tableColumns(ctx context.Context, db *sql.DB, schema string) (tables, error) {
+	out := tables{cols: map[string][]string{}, versioned: map[string]bool{}}
+	rows, err := db.QueryContext(ctx, `SELECT t.TABLE_NAME, t.TABLE_TYPE, c.COLUMN_NAME FROM information_schema.TABLES t
 JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME
 WHERE t.TABLE_SCHEMA = ? AND t.TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') ORDER BY t.TABLE_NAME, c.ORDINAL_POSITION`, schema)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer rows.Close()
-	out := map[string][]string{}
 	for rows.Next() {
-		var table, col string
-		if err := rows.Scan(&table, &col); err != nil {
-			return nil, err
+		var table, kind, col string
+		if err := rows.Scan(&table, &kind, &col); err != nil {
+			return out, err
 		}
-		out[table] = append(out[table], col)
+		out.cols[table] = append(out.cols[table], col)
+		out.versioned[table] = kind == "SYSTEM VERSIONED"
 	}
 	return out, rows.Err()
 }
