@@ -78,6 +78,9 @@ func (a *Applier) send(ctx context.Context, s *session, b *plan.Batch, first, la
 		if retryable(err) {
 			return &lockError{shape: shape, err: err}
 		}
+		if pe := a.deleteHistoryDenied(ctx, s, err, b, first, last); pe != nil {
+			return pe
+		}
 		if me := a.duplicateKey(s, err, shape, b); me != nil {
 			return me
 		}

@@ -14,7 +14,7 @@ func IsTerminal(err error) bool {
 	if errors.Is(err, workflow.ErrFenced) {
 		return false
 	}
-	if errors.Is(err, plan.ErrSchemaDrift) || errors.Is(err, plan.ErrUnsupportedValue) || errors.Is(err, plan.ErrRowMismatch) || errors.Is(err, ErrXA) || errors.Is(err, plan.ErrInexact) {
+	if errors.Is(err, plan.ErrSchemaDrift) || errors.Is(err, plan.ErrUnsupportedValue) || errors.Is(err, plan.ErrRowMismatch) || errors.Is(err, ErrXA) || errors.Is(err, plan.ErrInexact) || errors.Is(err, ErrPrivilege) {
 		return true
 	}
 	if pe := (*PacketError)(nil); errors.As(err, &pe) {

@@ -22,3 +22,11 @@ func TestIsTerminal_plannerErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestIsTerminal_privilege: a privilege the target user lacks (the DELETE HISTORY that a
+// system-versioned table's DELETE HISTORY needs) is terminal: a GRANT fixes it, a retry does not.
+func TestIsTerminal_privilege(t *testing.T) {
+	if err := fmt.Errorf("%w: DELETE HISTORY FROM `s`.`t`: GRANT DELETE HISTORY ON `s`.* TO 'u'@'%%'", ErrPrivilege); !IsTerminal(err) {
+		t.Errorf("IsTerminal(%v) = false, want true", err)
+	}
+}

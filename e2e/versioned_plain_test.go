@@ -107,3 +107,42 @@ func TestVersioned_plainTargetPreflight(t *testing.T) {
 		}
 	}
 }
+
+// TestVersioned_deleteHistoryDenied: a target user without the DELETE HISTORY privilege cannot
+// apply a system-versioned table's DELETE HISTORY (error 1142): the stream stops at it with a
+// terminal error naming the statement, the position and the GRANT to run, exit code 1; the rows
+// before it are applied.
+func TestVersioned_deleteHistoryDenied(t *testing.T) {
+	e := newEnv(t)
+	e.execBoth("CREATE TABLE vh (id INT NOT NULL PRIMARY KEY, v INT) WITH SYSTEM VERSIONING")
+	user, pw := fmt.Sprintf("nodh%d", time.Now().UnixNano()%1e6), "nodh-pw"
+	e.execOn(e.dstPool, fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s'", user, pw), fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%%'", user),
+		fmt.Sprintf("REVOKE DELETE HISTORY ON *.* FROM '%s'@'%%'", user))
+	t.Cleanup(func() { e.dstPool.Exec(fmt.Sprintf("DROP USER '%s'@'%%'", user)) })
+	target := strings.Replace(e.target.DSN(e.db), "root@", user+":"+pw+"@", 1)
+	p := e.startVplayerWith(binary, target)
+	e.waitRunning(30 * time.Second)
+	e.execOn(e.src, "INSERT INTO vh VALUES (1, 1), (2, 2)", "UPDATE vh SET v = 10 WHERE id = 1", "DELETE FROM vh WHERE id = 2")
+	e.waitCaughtUp(30 * time.Second)
+	e.assertEqual([]string{"vh"})
+	e.execOn(e.src, "DELETE HISTORY FROM vh")
+	gtid := strings.TrimPrefix(e.sourcePos().String(), "MariaDB/")
+	r := e.waitState("Error", 30*time.Second)
+	t.Logf("message: %s", r.Message)
+	for _, w := range []string{"terminal error: the target user lacks a privilege: DELETE HISTORY FROM `" + e.db + "`.`vh`", "source transaction " + gtid,
+		"after position MariaDB/", "Error 1142", fmt.Sprintf("GRANT DELETE HISTORY ON `%s`.* TO '%s'@'%%'", e.db, user)} {
+		if !strings.Contains(r.Message, w) {
+			t.Errorf("record message lacks %q:\n%s", w, r.Message)
+		}
+	}
+	if code := p.wait(30 * time.Second); code != 1 {
+		t.Errorf("vplayer exited %d, want 1", code)
+	}
+	var hist int
+	if err := e.dst.QueryRowContext(e.ctx(), "SELECT COUNT(*) FROM vh FOR SYSTEM_TIME ALL WHERE row_end < NOW(6)").Scan(&hist); err != nil {
+		t.Fatal(err)
+	}
+	if hist != 2 {
+		t.Errorf("target vh has %d history rows, want the 2 the refused DELETE HISTORY left", hist)
+	}
+}
