@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/vplayer/vplayer/event"
-	"github.com/vplayer/vplayer/sqlq"
 )
 
 // Config configures a Planner.
@@ -129,79 +128,105 @@ func (p *Planner) Event(e *event.Event, t *Table) ([]Step, error) {
 	return p.steps, nil
 }
 
+// event plans e by its kind, then the stop position when e can end at it, then handing out
+// what is planned when it is full.
 func (p *Planner) event(e *event.Event, t *Table) error {
+	var err error
 	switch e.Type {
 	case event.Begin:
-		p.gtid = e.GTID
-		p.txnBytes = 0
-		if e.XID != "" {
-			if err := p.xaStart(e); err != nil {
-				return err
-			}
-		} else {
-			p.openTx()
-		}
-		p.inTxn = true
+		err = p.begin(e)
 	case event.Statement:
 		return p.statementError(e)
 	case event.Rows:
 		if p.xaSkip {
 			return nil // an XA transaction an earlier attempt prepared on the target
 		}
-		if !p.txOpen {
-			return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
-		}
-		p.txnBytes += e.Bytes()
-		if err := p.addRows(e, t); err != nil {
-			return err
-		}
+		err = p.rowsEvent(e, t)
 	case event.Commit:
-		// The row group stays open across the commit: the transactions of a fetch share one
-		// target transaction, so consecutive inserts (or key deletes) of one table from
-		// successive source transactions become one statement, in the same order.
-		p.inTxn = false
-		p.pos, p.txTime = e.Pos, e.Timestamp
-		p.commits++
-		if p.xid != "" {
-			if err := p.xaOnePhase(); err != nil {
-				return err
-			}
-		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
+		err = p.sourceCommit(e)
 	case event.XAPrepare:
 		p.inTxn = false
-		if err := p.xaPrepare(e); err != nil {
-			return err
-		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
+		err = p.xaPrepare(e)
 	case event.XACommit, event.XARollback:
-		if err := p.xaEnd(e); err != nil {
-			return err
-		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
+		err = p.xaEnd(e)
 	case event.Skip:
-		if p.txOpen {
-			p.pos = e.Pos
-		} else {
-			p.skipPos, p.skipTime = e.Pos, e.Timestamp
-		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
+		p.skip(e)
 	case event.DDL:
-		if err := p.ddl(e); err != nil || p.stopped {
+		err = p.ddl(e)
+	}
+	if err != nil || p.stopped {
+		return err
+	}
+	if endsAtPosition(e.Type) && p.reachedStop(e.Pos) {
+		return p.commitAndStop()
+	}
+	return p.handOutIfFull()
+}
+
+// endsAtPosition reports whether an event of type k ends where the stop position can be: it
+// ends a source transaction, or stands alone.
+func endsAtPosition(k event.Type) bool {
+	switch k {
+	case event.Commit, event.XAPrepare, event.XACommit, event.XARollback, event.Skip, event.DDL:
+		return true
+	}
+	return false
+}
+
+// begin plans the start of a source transaction: an XA one on a session of its own, else in the
+// open target transaction, begun if need be.
+func (p *Planner) begin(e *event.Event) error {
+	p.gtid = e.GTID
+	p.txnBytes = 0
+	if e.XID != "" {
+		if err := p.xaStart(e); err != nil {
 			return err
 		}
-		if p.reachedStop(e.Pos) {
-			return p.commitAndStop()
-		}
+	} else {
+		p.openTx()
 	}
+	p.inTxn = true
+	return nil
+}
+
+// rowsEvent plans a rows event of table t in the open target transaction.
+func (p *Planner) rowsEvent(e *event.Event, t *Table) error {
+	if !p.txOpen {
+		return fmt.Errorf("row change for %s.%s outside a transaction", e.Table.Schema, e.Table.Name)
+	}
+	p.txnBytes += e.Bytes()
+	return p.addRows(e, t)
+}
+
+// sourceCommit plans a source transaction's COMMIT. The row group stays open across it: the
+// transactions of a fetch share one target transaction, so consecutive inserts (or key deletes)
+// of one table from successive source transactions become one statement, in the same order.
+func (p *Planner) sourceCommit(e *event.Event) error {
+	p.inTxn = false
+	p.pos, p.txTime = e.Pos, e.Timestamp
+	p.commits++
+	if p.xid != "" {
+		return p.xaOnePhase()
+	}
+	return nil
+}
+
+// skip records the position of a skipped transaction: in the open target transaction, else
+// to be saved later (SaveSkipped).
+func (p *Planner) skip(e *event.Event) {
+	if p.txOpen {
+		p.pos = e.Pos
+	} else {
+		p.skipPos, p.skipTime = e.Pos, e.Timestamp
+	}
+}
+
+// handOutIfFull hands out what is planned once it is large enough. With workers, a batch whose
+// fold is full or whose statements reach MaxBatch is committed at its source transaction's end
+// (a worker runs it whole), and only a large open source transaction is sent before; without
+// them, or in an XA transaction, statements that reach MaxBatch are sent, the transaction staying
+// open.
+func (p *Planner) handOutIfFull() error {
 	if p.cfg.Parallel && !p.inTxn && p.txOpen && p.xid == "" && p.fold.full() {
 		// Committed here rather than flushed while open: a batch whose rows all folded can
 		// be split (see flushSplit).
@@ -269,156 +294,7 @@ func (p *Planner) SaveSkipped() ([]Step, error) {
 	return p.steps, p.savePos()
 }
 
+// reachedStop reports whether pos is the stop position (Config.StopAt).
 func (p *Planner) reachedStop(pos string) bool {
 	return p.cfg.StopAt != nil && p.cfg.StopAt(pos)
-}
-
-// openTx begins a target transaction, unless one is open.
-func (p *Planner) openTx() {
-	if p.txOpen {
-		return
-	}
-	p.cur.Add("", "BEGIN")
-	p.txOpen = true
-	if p.cfg.Parallel {
-		p.fkUnknown = true // the session that runs it may have run any other batch before
-	}
-	p.emit(Step{Kind: StepBegin})
-}
-
-// send hands out the pending statements to be sent now, the transaction staying open.
-func (p *Planner) send() {
-	if p.cur.n == 0 {
-		return
-	}
-	if p.cfg.Parallel && !p.ws.barrier {
-		// Sent before its commit, the batch runs on the main session, alone: its writeset would
-		// only grow with the transaction.
-		p.ws = Writeset{barrier: true}
-	}
-	p.emit(Step{Kind: StepSend, XID: p.session(), Stmts: p.take()})
-}
-
-// checked hands out, in strict mode, the pending statements when they hold checked ones, to be
-// sent before the statement that commits them is added: their counts come back with the round
-// trip, and a mismatch must be found while the transaction can still be rolled back. One round
-// trip more per commit that holds checked statements; none in idempotent mode, which only
-// counts. nil when there is nothing to send first.
-func (p *Planner) checked() *Batch {
-	if p.cfg.ExecMode != ExecModeStrict || len(p.cur.checks) == 0 {
-		return nil
-	}
-	return p.take()
-}
-
-// end returns what committing the open target transaction saves, and starts counting afresh.
-func (p *Planner) end() Saved {
-	s := Saved{Pos: p.pos, TxTime: p.txTime, Commits: p.commits, Rows: p.rows, InTxn: p.inTxn}
-	p.commits, p.rows = 0, 0
-	p.skipPos = ""
-	return s
-}
-
-// takeWriteset hands out the writeset of the rows planned so far, when writesets are on.
-func (p *Planner) takeWriteset() *Writeset {
-	if !p.cfg.Writesets {
-		return nil
-	}
-	ws := p.ws
-	p.ws = Writeset{}
-	return &ws
-}
-
-// commit plans the commit of the open target transaction, if any, with the position.
-func (p *Planner) commit() error {
-	if !p.txOpen {
-		return nil
-	}
-	late, err := p.flushSplit()
-	if err != nil {
-		return err
-	}
-	Check := p.checked()
-	p.emit(Step{Kind: StepCommit, XID: p.session(), Check: Check, Stmts: p.take(), Late: late, End: p.end(), Writeset: p.takeWriteset()})
-	p.txOpen = false
-	return nil
-}
-
-// flushSplit is flushPending for a commit: when the batch's rows all folded (only its BEGIN is
-// planned) and batches in flight (InFlight) may touch some of its keys, their statements go
-// into the returned batch instead of the pending ones. nil when nothing goes there.
-func (p *Planner) flushSplit() (*Batch, error) {
-	if err := p.flushGroup(); err != nil {
-		return nil, err
-	}
-	var late func(*Table, string) bool
-	if p.Splittable() && len(p.inflight) > 0 {
-		late = lateKeys(p.inflight)
-	}
-	if late == nil {
-		return nil, p.fold.appendTo(p.cur, p.cfg.ExecMode, p.gtid)
-	}
-	b := p.spareBatch()
-	if err := p.fold.appendSplit(p.cur, b, p.cfg.ExecMode, p.gtid, late); err != nil {
-		return nil, err
-	}
-	if b.n == 0 {
-		return nil, nil // recycled with the call's other batches
-	}
-	return b, nil
-}
-
-// spareBatch returns an empty batch handed out in the steps of this call.
-func (p *Planner) spareBatch() *Batch {
-	b := p.fresh()
-	p.used = append(p.used, b)
-	return b
-}
-
-// savePos plans a transaction of its own that records p.pos.
-func (p *Planner) savePos() error {
-	p.openTx()
-	return p.commit()
-}
-
-// commitAndStop plans committing everything up to the stop position and recording the stop.
-func (p *Planner) commitAndStop() error {
-	if p.skipPos != "" && !p.txOpen {
-		p.pos, p.txTime = p.skipPos, p.skipTime
-		p.openTx()
-	}
-	if err := p.commit(); err != nil {
-		return err
-	}
-	p.emit(Step{Kind: StepStop, Msg: "Stopped at position " + p.pos})
-	p.stopped = true
-	return nil
-}
-
-// ddl plans a schema change by the OnDDL policy, after committing the open target transaction.
-func (p *Planner) ddl(e *event.Event) error {
-	if err := p.commit(); err != nil {
-		return err
-	}
-	p.pos, p.txTime = e.Pos, e.Timestamp
-	switch p.cfg.OnDDL {
-	case OnDDLStop:
-		if err := p.savePos(); err != nil {
-			return err
-		}
-		p.emit(Step{Kind: StepStop, Msg: "Stopped at DDL " + e.Query, AtDDL: true})
-		p.stopped = true
-		return nil
-	case OnDDLExec, OnDDLExecIgnore:
-		// Run in the target database, with the names that qualify the source database pointed at
-		// the target database too, after the executor's mark (slot 0).
-		if p.cfg.Parallel {
-			p.fkUnknown = true // the planned state followed batches that workers ran
-		}
-		p.foreignKeys(true) // a DDL's references need not exist yet, nor its rows match them
-		p.cur.Add("", "USE "+sqlq.Ident(p.cfg.TargetDB))
-		p.cur.Add(ddlShape(e.Query), requalify(e.Query, e.DBRefs, sqlq.Ident(p.cfg.TargetDB)))
-		p.emit(Step{Kind: StepDDL, Stmts: p.take(), Event: e, Writeset: &Writeset{barrier: true}})
-	}
-	return p.savePos()
 }
