@@ -170,74 +170,14 @@ func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
 		limit = min(limit, c.cfg.ChunkRows-int(k.chunk))
 	}
 	c.running("SELECT " + t.src)
-	q := t.query(k.lastpk, limit)
-	rows, err := src.QueryContext(ctx, q)
+	rows, err := src.QueryContext(ctx, t.query(k.lastpk, limit))
 	if err != nil {
 		return fmt.Errorf("source: read rows: %w", err)
 	}
 	defer rows.Close()
-	ncols := len(t.cols)
-	for _, i := range t.keyAt {
-		ncols = max(ncols, i+1)
-	}
-	vals := make([]sql.RawBytes, ncols)
-	ptrs := make([]any, ncols)
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	read, full := 0, false
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("source: read rows: %w", err)
-		}
-		read++
-		k.counted(vals)
-		if k.pw != nil {
-			k.lines = t.appendLoadRow(k.lines, vals)
-			if len(k.lines) >= loadFlush {
-				c.progressed()
-				if err := k.writeLines(); err != nil {
-					return err
-				}
-			}
-			if k.bytes+len(k.lines) >= c.cfg.ChunkBytes {
-				full = true
-				break // the chunk is full: the next one starts after lastpk
-			}
-			continue
-		}
-		if k.inStmt == 0 {
-			if len(k.buf) > 0 {
-				k.buf = append(k.buf, ';')
-			}
-			k.buf = append(k.buf, t.head...)
-		} else {
-			k.buf = append(k.buf, ',')
-		}
-		var l bool
-		k.buf, l = t.appendRow(k.buf, vals)
-		k.lenient = k.lenient || l
-		k.inStmt++
-		if len(k.buf) >= k.w.maxStmt-stmtMargin-len(k.buf)/int(k.inStmt) {
-			c.progressed()
-			if err := k.send(ctx, ""); err != nil {
-				return err
-			}
-		}
-		if k.bytes+len(k.buf) >= c.cfg.ChunkBytes {
-			if t.key != nil {
-				full = true
-				break // the chunk is full: the next one starts after lastpk
-			}
-			// A table without a key: commit what it has and go on with the same scan.
-			if err := k.commit(ctx, false); err != nil {
-				return err
-			}
-			k.buf = append(k.buf, "BEGIN"...)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("source: read rows: %w", err)
+	read, full, err := k.readRows(ctx, rows)
+	if err != nil {
+		return err
 	}
 	rows.Close()
 	if read > 0 {
@@ -248,25 +188,103 @@ func (k *cursor) batch(ctx context.Context, src *sql.Conn, limit int) error {
 	if !full && !exhausted && k.chunk < int64(c.cfg.ChunkRows) {
 		return nil // more of this chunk at the table's next turn
 	}
-	done := exhausted && !full
+	return k.end(ctx, exhausted && !full)
+}
+
+// readRows writes rows into the chunk until they end or the chunk is full (the next one then
+// starts after lastpk), and returns how many it read.
+func (k *cursor) readRows(ctx context.Context, rows *sql.Rows) (read int, full bool, err error) {
+	vals, ptrs := k.t.scanDest()
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return read, false, fmt.Errorf("source: read rows: %w", err)
+		}
+		read++
+		k.counted(vals)
+		if k.pw != nil {
+			full, err = k.loadRow(vals)
+		} else {
+			full, err = k.insertRow(ctx, vals)
+		}
+		if err != nil {
+			return read, false, err
+		}
+		if full {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return read, false, fmt.Errorf("source: read rows: %w", err)
+	}
+	return read, full, nil
+}
+
+// loadRow adds a row to the chunk's LOAD DATA text, written into the pipe loadFlush bytes at a
+// time, and reports whether the chunk is full.
+func (k *cursor) loadRow(vals []sql.RawBytes) (full bool, err error) {
+	k.lines = k.t.appendLoadRow(k.lines, vals)
+	if len(k.lines) >= loadFlush {
+		k.c.progressed()
+		if err := k.writeLines(); err != nil {
+			return false, err
+		}
+	}
+	return k.bytes+len(k.lines) >= k.c.cfg.ChunkBytes, nil
+}
+
+// insertRow adds a row to the chunk's multi-row INSERTs, queuing the round trip once the statement
+// reaches the writer's bound, and reports whether the chunk is full. A table without a key is
+// never full: it commits what it has and goes on with the same scan.
+func (k *cursor) insertRow(ctx context.Context, vals []sql.RawBytes) (full bool, err error) {
+	t := k.t
+	if k.inStmt == 0 {
+		if len(k.buf) > 0 {
+			k.buf = append(k.buf, ';')
+		}
+		k.buf = append(k.buf, t.head...)
+	} else {
+		k.buf = append(k.buf, ',')
+	}
+	var l bool
+	k.buf, l = t.appendRow(k.buf, vals)
+	k.lenient = k.lenient || l
+	k.inStmt++
+	if len(k.buf) >= k.w.maxStmt-stmtMargin-len(k.buf)/int(k.inStmt) {
+		k.c.progressed()
+		if err := k.send(ctx, ""); err != nil {
+			return false, err
+		}
+	}
+	if k.bytes+len(k.buf) < k.c.cfg.ChunkBytes {
+		return false, nil
+	}
+	if t.key != nil {
+		return true, nil
+	}
+	if err := k.commit(ctx, false); err != nil {
+		return false, err
+	}
+	k.buf = append(k.buf, "BEGIN"...)
+	return false, nil
+}
+
+// end commits the chunk, the table's last when done, and gives its buffer back to its writer.
+func (k *cursor) end(ctx context.Context, done bool) error {
 	k.done = done
 	if k.pw != nil {
 		if err := k.commitLoad(ctx, done); err != nil {
 			return err
 		}
-		k.ended = true
-		if done {
-			c.cfg.logger().Info("table copied", "table", t.name)
+	} else {
+		if err := k.commit(ctx, done); err != nil {
+			return err
 		}
-		return nil
+		k.w.free <- k.buf[:0]
+		k.buf = nil
 	}
-	if err := k.commit(ctx, done); err != nil {
-		return err
-	}
-	k.w.free <- k.buf[:0]
-	k.buf, k.ended = nil, true
+	k.ended = true
 	if done {
-		c.cfg.logger().Info("table copied", "table", t.name)
+		k.c.cfg.logger().Info("table copied", "table", k.t.name)
 	}
 	return nil
 }

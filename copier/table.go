@@ -273,6 +273,21 @@ func (t *table) query(lastpk []string, limit int) string {
 	return q + fmt.Sprintf(" ORDER BY %s LIMIT %d", t.order, limit)
 }
 
+// scanDest returns what a row of query is scanned into: vals, one per column of the SELECT list
+// (t.cols, then the key expressions keyAt points at), and ptrs pointing at each.
+func (t *table) scanDest() (vals []sql.RawBytes, ptrs []any) {
+	ncols := len(t.cols)
+	for _, i := range t.keyAt {
+		ncols = max(ncols, i+1)
+	}
+	vals = make([]sql.RawBytes, ncols)
+	ptrs = make([]any, ncols)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, ptrs
+}
+
 // clear is the DELETE that starts a chunk on the target: every row above lastpk (nil: every
 // row). Those rows are the binlog's changes applied since the copy began, which the chunk and
 // the chunks after it replace with the source's rows.
