@@ -14,56 +14,29 @@ import (
 	"github.com/vplayer/vplayer/workflow"
 )
 
-// round is one snapshot: the catch-up to its position and a chunk of each table not done.
+// round is one snapshot: the catch-up to its position and a chunk of each table not done that
+// may start (see fk.go), all committed before the stream may move on.
 func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*table, ws []*writer) error {
 	snap, pos, err := snapshot.Source(ctx, c.cfg.Source, c.cfg.Flavor)
 	if err != nil {
 		return err
 	}
 	defer snap.Close()
-	if _, err := snap.Conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
-		return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
+	if err := namesBinary(ctx, snap.Conn); err != nil {
+		return err
 	}
-	// More readers, one per writer: snapshots at exactly the same binlog position see the same
-	// committed transactions, so each reads its table as the first one would. They are opened
-	// at once, which makes it likelier that a busy source commits nothing in between; one at
-	// another position is not used.
-	// The round's tables: those not done that may start (see fk.go).
 	state := c.State()
-	done := c.done(state)
-	var todo []workflow.TableCopy
-	for _, st := range state {
-		if c.redo[st.Table] {
-			st.LastPK, st.Done = nil, false // its chunks start over: see fk.go
-		}
-		if !st.Done && c.fk.ready(st.Table, done) {
-			todo = append(todo, st)
-		}
-	}
+	todo := c.startable(state)
 	if len(todo) == 0 {
 		return fmt.Errorf("no table left to copy can start: %s", Message(state))
 	}
-	more := make([]*snapshot.Snapshot, max(min(len(ws), len(todo))-1, 0))
+	more, err := c.moreSnapshots(ctx, snap, max(min(len(ws), len(todo))-1, 0))
 	defer func() {
 		for _, m := range more {
 			m.Close()
 		}
 	}()
-	g, gctx := errgroup.WithContext(ctx)
-	for i := range more {
-		g.Go(func() error {
-			m, err := snap.Another(gctx, c.cfg.Source)
-			if err != nil || m == nil {
-				return err
-			}
-			more[i] = m
-			if _, err := m.Conn.ExecContext(gctx, "SET NAMES binary"); err != nil {
-				return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	if err != nil {
 		return err
 	}
 	readers := []*sql.Conn{snap.Conn}
@@ -75,31 +48,9 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	if err := catchUp(ctx, pos); err != nil {
 		return err
 	}
-	// Tables with a key: with a reader per writer, each writer takes the next table's chunk as
-	// soon as its last one is queued, so that no writer waits for a group to end; with fewer
-	// readers, the tables go in groups of one per writer, their chunks read in turns, a batch of
-	// rows at a time, so that every writer has rows to write. A table without a key is one scan,
-	// alone.
-	var keyed, keyless []*cursor
-	for _, st := range todo {
-		t := tables[st.Table]
-		if t == nil {
-			if t, err = loadTable(ctx, snap.Conn, c.cfg.Target, c.cfg.SourceDB, c.cfg.TargetDB, st.Table, c.cfg.MySQLSource); err != nil {
-				return err
-			}
-			tables[st.Table] = t
-			c.logColumns(t)
-			if t.key == nil {
-				c.cfg.logger().Warn("table has no primary key and no unique key over NOT NULL columns: it is copied in one consistent scan, which starts again from its first row if the copy is interrupted",
-					"table", c.cfg.SourceDB+"."+st.Table)
-			}
-		}
-		cur := &cursor{c: c, t: t, st: st, pos: pos.String(), whole: c.fk.whole(st.Table)}
-		if t.key == nil {
-			keyless = append(keyless, cur)
-		} else {
-			keyed = append(keyed, cur)
-		}
+	keyed, keyless, err := c.cursors(ctx, snap.Conn, todo, tables, pos.String())
+	if err != nil {
+		return err
 	}
 	c.progressed()
 	defer c.idle()
@@ -111,6 +62,101 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 			cur.abort()
 		}
 	}()
+	if err := c.copyChunks(ctx, keyed, keyless, ws, readers); err != nil {
+		return err
+	}
+	return c.endRound(ctx, ws, all)
+}
+
+// namesBinary makes a source snapshot's session read bytes untouched.
+func namesBinary(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, "SET NAMES binary"); err != nil {
+		return fmt.Errorf("source snapshot: SET NAMES binary: %w", err)
+	}
+	return nil
+}
+
+// startable returns the copy state of the round's tables: those of state not done that may
+// start (see fk.go), a table to copy again from its first row (redo) with its chunks starting
+// over.
+func (c *Copier) startable(state []workflow.TableCopy) []workflow.TableCopy {
+	done := c.done(state)
+	var todo []workflow.TableCopy
+	for _, st := range state {
+		if c.redo[st.Table] {
+			st.LastPK, st.Done = nil, false // its chunks start over: see fk.go
+		}
+		if !st.Done && c.fk.ready(st.Table, done) {
+			todo = append(todo, st)
+		}
+	}
+	return todo
+}
+
+// moreSnapshots opens n more readers beside snap, one per writer besides the first: snapshots at
+// exactly the same binlog position see the same committed transactions, so each reads its table
+// as the first one would. They are opened at once, which makes it likelier that a busy source
+// commits nothing in between; one at another position is not used (nil). The caller closes
+// those returned, on an error too.
+func (c *Copier) moreSnapshots(ctx context.Context, snap *snapshot.Snapshot, n int) ([]*snapshot.Snapshot, error) {
+	more := make([]*snapshot.Snapshot, n)
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range more {
+		g.Go(func() error {
+			m, err := snap.Another(gctx, c.cfg.Source)
+			if err != nil || m == nil {
+				return err
+			}
+			more[i] = m
+			return namesBinary(gctx, m.Conn)
+		})
+	}
+	return more, g.Wait()
+}
+
+// cursors returns a cursor for the chunk of each table of todo, at the round's position pos:
+// those of tables with a key, and those of tables without, which are copied in one scan.
+func (c *Copier) cursors(ctx context.Context, src *sql.Conn, todo []workflow.TableCopy, tables map[string]*table, pos string) (keyed, keyless []*cursor, err error) {
+	for _, st := range todo {
+		t, err := c.tableOf(ctx, src, tables, st.Table)
+		if err != nil {
+			return nil, nil, err
+		}
+		cur := &cursor{c: c, t: t, st: st, pos: pos, whole: c.fk.whole(st.Table)}
+		if t.key == nil {
+			keyless = append(keyless, cur)
+		} else {
+			keyed = append(keyed, cur)
+		}
+	}
+	return keyed, keyless, nil
+}
+
+// tableOf returns the definition of the table name from tables, loading it (through src, the
+// round's snapshot) the first time the copy meets it.
+func (c *Copier) tableOf(ctx context.Context, src *sql.Conn, tables map[string]*table, name string) (*table, error) {
+	if t := tables[name]; t != nil {
+		return t, nil
+	}
+	t, err := loadTable(ctx, src, c.cfg.Target, c.cfg.SourceDB, c.cfg.TargetDB, name, c.cfg.MySQLSource)
+	if err != nil {
+		return nil, err
+	}
+	tables[name] = t
+	c.logColumns(t)
+	if t.key == nil {
+		c.cfg.logger().Warn("table has no primary key and no unique key over NOT NULL columns: it is copied in one consistent scan, which starts again from its first row if the copy is interrupted",
+			"table", c.cfg.SourceDB+"."+name)
+	}
+	return t, nil
+}
+
+// copyChunks copies the chunks of the round's cursors. Tables with a key: with a reader per
+// writer, each writer takes the next table's chunk as soon as its last one is queued, so that no
+// writer waits for a group to end (copyQueued); with fewer readers, the tables go in groups of
+// one per writer (copyInTurns). A table without a key is one scan, alone, on the first writer.
+// readers[0] is the round's first snapshot.
+func (c *Copier) copyChunks(ctx context.Context, keyed, keyless []*cursor, ws []*writer, readers []*sql.Conn) error {
 	if len(keyed) > 0 && len(readers) >= min(len(ws), len(keyed)) {
 		if err := c.copyQueued(ctx, keyed, ws, readers, len(keyless) > 0); err != nil {
 			return err
@@ -120,28 +166,8 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 	for len(keyed) > 0 {
 		group := keyed[:min(len(keyed), len(ws))]
 		keyed = keyed[len(group):]
-		for i, cur := range group {
-			cur.w = ws[i]
-			if err := cur.begin(ctx); err != nil {
-				return err
-			}
-		}
-		for active := len(group); active > 0; {
-			active = 0
-			for _, cur := range group {
-				if cur.ended {
-					continue
-				}
-				if err := cur.batch(ctx, snap.Conn, batchRows); err != nil {
-					return fmt.Errorf("copy %s: %w", cur.t.name, err)
-				}
-				if err := cur.next(ctx); err != nil {
-					return err
-				}
-				if !cur.ended {
-					active++
-				}
-			}
+		if err := copyInTurns(ctx, group, ws, readers[0]); err != nil {
+			return err
 		}
 	}
 	for _, cur := range keyless {
@@ -149,11 +175,46 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 		if err := cur.begin(ctx); err != nil {
 			return err
 		}
-		if err := cur.batch(ctx, snap.Conn, 0); err != nil {
+		if err := cur.batch(ctx, readers[0], 0); err != nil {
 			return fmt.Errorf("copy %s: %w", cur.t.name, err)
 		}
 	}
-	// Every chunk of the round commits before the stream may move on to the next snapshot.
+	return nil
+}
+
+// copyInTurns copies the chunks of group, a cursor per writer of ws, from one reader src: their
+// rows are read in turns, a batch at a time, so that every writer has rows to write.
+func copyInTurns(ctx context.Context, group []*cursor, ws []*writer, src *sql.Conn) error {
+	for i, cur := range group {
+		cur.w = ws[i]
+		if err := cur.begin(ctx); err != nil {
+			return err
+		}
+	}
+	for active := len(group); active > 0; {
+		active = 0
+		for _, cur := range group {
+			if cur.ended {
+				continue
+			}
+			if err := cur.batch(ctx, src, batchRows); err != nil {
+				return fmt.Errorf("copy %s: %w", cur.t.name, err)
+			}
+			if err := cur.next(ctx); err != nil {
+				return err
+			}
+			if !cur.ended {
+				active++
+			}
+		}
+	}
+	return nil
+}
+
+// endRound commits every chunk of the round, which must happen before the stream may move on to
+// the next snapshot, and takes in the copy state they committed: a table of all whose copy they
+// completed needs no copy again.
+func (c *Copier) endRound(ctx context.Context, ws []*writer, all []*cursor) error {
 	for _, w := range ws {
 		if err := w.send(ctx, nil, "", true); err != nil {
 			return err
@@ -161,7 +222,8 @@ func (c *Copier) round(ctx context.Context, catchUp CatchUp, tables map[string]*
 		w.txOpen.Store(false)
 	}
 	c.rows.Add(c.pending.Swap(0))
-	if state, err = c.cfg.Store.CopyState(ctx, c.cfg.ID); err != nil {
+	state, err := c.cfg.Store.CopyState(ctx, c.cfg.ID)
+	if err != nil {
 		return err
 	}
 	for _, cur := range all {
