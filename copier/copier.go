@@ -36,7 +36,6 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,18 +124,6 @@ func (c Config) logger() *slog.Logger {
 // of the copy.
 type CatchUp func(ctx context.Context, pos binlog.Position) error
 
-// Work is what the copier is doing at one instant, for the stall watchdog: zero times mean "not
-// at all".
-type Work struct {
-	// ProgressSince is when the copier, holding work (a chunk it reads or writes), last made
-	// progress: read a batch of rows or completed a round trip.
-	ProgressSince time.Time
-	// Statement is the shape of the statement in flight (never values), StatementSince when it
-	// started.
-	Statement      string
-	StatementSince time.Time
-}
-
 // Copier copies the tables of one workflow.
 type Copier struct {
 	cfg Config
@@ -180,108 +167,6 @@ func New(cfg Config) *Copier {
 		cfg.Now = time.Now
 	}
 	return &Copier{cfg: cfg}
-}
-
-// RowsCopied counts the rows this copier committed.
-func (c *Copier) RowsCopied() int64 { return c.rows.Load() }
-
-// TablesRemaining counts the tables whose copy is not done, as last committed. O(1).
-func (c *Copier) TablesRemaining() int64 { return c.remaining.Load() }
-
-// Elapsed is how long Run has run at now (until it returned, once it has). O(1).
-func (c *Copier) Elapsed(now time.Time) time.Duration {
-	b := c.beganAt.Load()
-	if b == 0 {
-		return 0
-	}
-	if e := c.endedAt.Load(); e != 0 {
-		return time.Duration(e - b)
-	}
-	return max(now.Sub(time.Unix(0, b)), 0)
-}
-
-func (c *Copier) setState(state []workflow.TableCopy) {
-	c.mu.Lock()
-	c.state = state
-	c.mu.Unlock()
-	n := 0
-	for _, t := range state {
-		if t.Pending() {
-			n++
-		}
-	}
-	c.remaining.Store(int64(n))
-}
-
-// State returns the copy state as last committed (or read at the start).
-func (c *Copier) State() []workflow.TableCopy {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]workflow.TableCopy(nil), c.state...)
-}
-
-// Work reports what the copier is doing now. O(1).
-// A round trip in flight for longer than any other progress is what the copy waits on.
-func (c *Copier) Work() Work {
-	w := Work{ProgressSince: unixNano(c.progressSince.Load()), StatementSince: unixNano(c.statementSince.Load())}
-	if p := c.statement.Load(); p != nil {
-		w.Statement = *p
-	}
-	if ws := c.writers.Load(); ws != nil {
-		var oldest int64
-		var shape *string
-		for _, wr := range *ws {
-			if since := wr.statementSince.Load(); since != 0 && (oldest == 0 || since < oldest) {
-				if p := wr.statement.Load(); p != nil {
-					oldest, shape = since, p
-				}
-			}
-		}
-		if oldest != 0 {
-			w.ProgressSince, w.StatementSince, w.Statement = time.Unix(0, oldest), time.Unix(0, oldest), *shape
-		}
-	}
-	return w
-}
-
-func unixNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
-func (c *Copier) progressed() { c.progressSince.Store(c.cfg.Now().UnixNano()) }
-
-func (c *Copier) running(shape string) {
-	c.statement.Store(&shape)
-	c.statementSince.Store(c.cfg.Now().UnixNano())
-}
-
-func (c *Copier) idle() {
-	c.progressSince.Store(0)
-	c.statement.Store(nil)
-	c.statementSince.Store(0)
-}
-
-// Done reports whether every table of state is copied, its deferred keys built.
-func Done(state []workflow.TableCopy) bool {
-	for _, t := range state {
-		if t.Pending() {
-			return false
-		}
-	}
-	return true
-}
-
-// rowsDone reports whether every table of state has its rows copied.
-func rowsDone(state []workflow.TableCopy) bool {
-	for _, t := range state {
-		if !t.Done {
-			return false
-		}
-	}
-	return true
 }
 
 // Run copies every table not done, in rounds (see the package comment), and returns nil once all
@@ -359,97 +244,6 @@ func (c *Copier) Run(ctx context.Context, catchUp CatchUp) (err error) {
 	return nil
 }
 
-// orderByForeignKeys reads the foreign keys among the copy's tables on the target and settles
-// what follows (see fk.go): the tables whose copy an interruption (or a copy state from before
-// the order, or a foreign key added since) left out of order start again from their first row,
-// and the stream is told which tables' changes go in with the source's foreign_key_checks.
-func (c *Copier) orderByForeignKeys(ctx context.Context) error {
-	state := c.State()
-	names := make([]string, len(state))
-	for i, st := range state {
-		names[i] = st.Table
-	}
-	fk, err := loadFKOrder(ctx, c.cfg.Target, c.cfg.TargetDB, names)
-	if err != nil {
-		return err
-	}
-	if err := wholeVersioned(ctx, c.cfg.Target, c.cfg.TargetDB, fk, names); err != nil {
-		return err
-	}
-	c.fk, c.redo = fk, map[string]bool{}
-	started := func(st workflow.TableCopy) bool { return st.Done || st.LastPK != nil || st.Rows > 0 }
-	done := c.done(state)
-	reported := map[string]bool{}
-	for _, st := range state {
-		g := fk.group[st.Table]
-		if len(g) == 0 || reported[st.Table] {
-			continue
-		}
-		copied := true
-		for _, t := range g {
-			reported[t] = true
-			copied = copied && done(t)
-		}
-		if copied {
-			continue
-		}
-		for _, t := range g {
-			c.redo[t] = true
-		}
-		c.cfg.logger().Warn("tables in a cycle of foreign keys, referencing themselves with a cascading action, whose key a cascade updates, or system-versioned are copied whole in one round, which starts again from their first rows if the copy is interrupted",
-			"tables", strings.Join(g, ","))
-	}
-	// A table started before a table it references was done, and every table started after
-	// one of those, misses cascades its copied rows needed: it starts again.
-	for again := true; again; {
-		again = false
-		done := c.done(state)
-		for _, st := range state {
-			if !c.redo[st.Table] && started(st) && !fk.ready(st.Table, done) {
-				c.redo[st.Table], again = true, true
-			}
-		}
-	}
-	for _, st := range state {
-		if c.redo[st.Table] && started(st) {
-			c.cfg.logger().Info("the copy of the table starts again from its first row", "table", c.cfg.TargetDB+"."+st.Table)
-		}
-	}
-	c.settle(state)
-	return nil
-}
-
-// done reports whether the rows of a table are copied, by state and the tables to copy again as
-// they are now.
-func (c *Copier) done(state []workflow.TableCopy) func(string) bool {
-	d := make(map[string]bool, len(state))
-	for _, st := range state {
-		d[st.Table] = st.Done && !c.redo[st.Table]
-	}
-	return func(t string) bool { return d[t] }
-}
-
-// settle records, from state, the tables whose changes go in with the source's
-// foreign_key_checks (see Unsettled).
-func (c *Copier) settle(state []workflow.TableCopy) {
-	done := c.done(state)
-	m := map[string]bool{}
-	for _, st := range state {
-		if c.fk.settled(st.Table, done) {
-			m[st.Table] = true
-		}
-	}
-	c.settled.Store(&m)
-}
-
-// Unsettled reports whether the changes the stream applies to table during the copy must go in
-// with foreign_key_checks off, whatever the source's: the table is not done, or a table it
-// references is not (see fk.go). Safe to call concurrently with Run.
-func (c *Copier) Unsettled(table string) bool {
-	m := c.settled.Load()
-	return m == nil || !(*m)[table]
-}
-
 // recordSessions records the writers' target sessions as the copy's in the lease, so that a
 // process that takes the workflow over from this one kills them and their open chunks' locks go
 // at once; with no writers, it clears them.
@@ -464,26 +258,6 @@ func (c *Copier) recordSessions(ctx context.Context, ws []*writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return c.cfg.Lease.RecordSessionsOf(ctx, workflow.PartCopy, ids...)
-}
-
-// Message is the record's message for a copy in progress: per table, rows copied of those
-// estimated, and the tables done.
-func Message(state []workflow.TableCopy) string {
-	var b strings.Builder
-	done := 0
-	for _, t := range state {
-		if t.Done {
-			done++
-		}
-	}
-	fmt.Fprintf(&b, "copying: %d of %d tables done", done, len(state))
-	for _, t := range state {
-		if t.Done {
-			continue
-		}
-		fmt.Fprintf(&b, "; %s %d/~%d rows", t.Table, t.Rows, t.Estimated)
-	}
-	return b.String()
 }
 
 var _ tabledef.Querier = (*sql.Conn)(nil)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vplayer/vplayer/tabledef"
+	"github.com/vplayer/vplayer/workflow"
 )
 
 // Foreign keys during the copy. The binlog has none of the rows a cascade changed: the target
@@ -205,4 +206,95 @@ func loadFKOrder(ctx context.Context, db *sql.DB, schema string, tables []string
 		edges[i] = e
 	}
 	return newFKOrder(tables, edges), nil
+}
+
+// orderByForeignKeys reads the foreign keys among the copy's tables on the target and settles
+// what follows (see above): the tables whose copy an interruption (or a copy state from before
+// the order, or a foreign key added since) left out of order start again from their first row,
+// and the stream is told which tables' changes go in with the source's foreign_key_checks.
+func (c *Copier) orderByForeignKeys(ctx context.Context) error {
+	state := c.State()
+	names := make([]string, len(state))
+	for i, st := range state {
+		names[i] = st.Table
+	}
+	fk, err := loadFKOrder(ctx, c.cfg.Target, c.cfg.TargetDB, names)
+	if err != nil {
+		return err
+	}
+	if err := wholeVersioned(ctx, c.cfg.Target, c.cfg.TargetDB, fk, names); err != nil {
+		return err
+	}
+	c.fk, c.redo = fk, map[string]bool{}
+	started := func(st workflow.TableCopy) bool { return st.Done || st.LastPK != nil || st.Rows > 0 }
+	done := c.done(state)
+	reported := map[string]bool{}
+	for _, st := range state {
+		g := fk.group[st.Table]
+		if len(g) == 0 || reported[st.Table] {
+			continue
+		}
+		copied := true
+		for _, t := range g {
+			reported[t] = true
+			copied = copied && done(t)
+		}
+		if copied {
+			continue
+		}
+		for _, t := range g {
+			c.redo[t] = true
+		}
+		c.cfg.logger().Warn("tables in a cycle of foreign keys, referencing themselves with a cascading action, whose key a cascade updates, or system-versioned are copied whole in one round, which starts again from their first rows if the copy is interrupted",
+			"tables", strings.Join(g, ","))
+	}
+	// A table started before a table it references was done, and every table started after
+	// one of those, misses cascades its copied rows needed: it starts again.
+	for again := true; again; {
+		again = false
+		done := c.done(state)
+		for _, st := range state {
+			if !c.redo[st.Table] && started(st) && !fk.ready(st.Table, done) {
+				c.redo[st.Table], again = true, true
+			}
+		}
+	}
+	for _, st := range state {
+		if c.redo[st.Table] && started(st) {
+			c.cfg.logger().Info("the copy of the table starts again from its first row", "table", c.cfg.TargetDB+"."+st.Table)
+		}
+	}
+	c.settle(state)
+	return nil
+}
+
+// done reports whether the rows of a table are copied, by state and the tables to copy again as
+// they are now.
+func (c *Copier) done(state []workflow.TableCopy) func(string) bool {
+	d := make(map[string]bool, len(state))
+	for _, st := range state {
+		d[st.Table] = st.Done && !c.redo[st.Table]
+	}
+	return func(t string) bool { return d[t] }
+}
+
+// settle records, from state, the tables whose changes go in with the source's
+// foreign_key_checks (see Unsettled).
+func (c *Copier) settle(state []workflow.TableCopy) {
+	done := c.done(state)
+	m := map[string]bool{}
+	for _, st := range state {
+		if c.fk.settled(st.Table, done) {
+			m[st.Table] = true
+		}
+	}
+	c.settled.Store(&m)
+}
+
+// Unsettled reports whether the changes the stream applies to table during the copy must go in
+// with foreign_key_checks off, whatever the source's: the table is not done, or a table it
+// references is not (see above). Safe to call concurrently with Run.
+func (c *Copier) Unsettled(table string) bool {
+	m := c.settled.Load()
+	return m == nil || !(*m)[table]
 }
