@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/vplayer/vplayer/event"
@@ -64,16 +63,6 @@ type versioning struct {
 	expected map[string]struct{}
 	gtid     string
 }
-
-// The largest TIMESTAMP, which a current row ends at: MariaDB's before 11.5, and on 64-bit
-// systems from 11.5.
-const (
-	maxTimestamp32 = "2038-01-19 03:14:07.999999"
-	maxTimestamp64 = "2106-02-07 06:28:15.999999"
-)
-
-// stampLayout is how a TIMESTAMP(6) value arrives from the reader (in UTC).
-const stampLayout = "2006-01-02 15:04:05.000000"
 
 // maxExpected bounds the history rows versioning remembers: a source transaction's rows beyond it
 // start afresh (a history row not recognised is then inserted, and is a duplicate-key error).
@@ -348,79 +337,6 @@ func (p *Planner) versionedDeletes(t *Table, rows []event.Row) error {
 	return nil
 }
 
-// appendHistory appends one INSERT of history rows of t, every column of their images as it is.
-func appendHistory(b *Batch, t *Table, rows []event.Row) error {
-	if b.lenient(t, rows...) {
-		defer b.strict()
-	}
-	v := t.versioned
-	b.begin(t.insertShape)
-	b.buf = append(b.buf, v.histHead...)
-	var err error
-	b.buf, err = appendAfterTuples(b.buf, t, v.histCols, rows)
-	return err
-}
-
-// appendVersionedUpdate appends the UPDATE of r at instant at: every writable column set from the
-// after image, the row found by the before image's key; in idempotent mode, the after image
-// inserted when it found none.
-func appendVersionedUpdate(b *Batch, t *Table, at stamp, r event.Row, mode, gtid string) error {
-	if b.lenient(t, r) {
-		defer b.strict()
-	}
-	b.begin(t.updateShape)
-	b.buf = append(b.buf, at.prefix()...)
-	b.buf = append(b.buf, "UPDATE "...)
-	b.buf = append(b.buf, t.quoted...)
-	b.buf = append(b.buf, " SET "...)
-	if err := appendSetWhere(b, t, r); err != nil {
-		return err
-	}
-	b.expect(Check{Want: 1, Kind: UpdateMissing, Table: t, row: r, before: true, GTID: gtid})
-	if mode != ExecModeIdempotent {
-		return nil
-	}
-	b.begin(t.insertShape)
-	b.buf = append(b.buf, at.prefix()...)
-	b.buf = append(b.buf, t.insertHead[:len(t.insertHead)-len("VALUES ")]...)
-	b.buf = append(b.buf, "SELECT "...)
-	tuple, err := appendTuple(nil, t, t.writable, r.After)
-	if err != nil {
-		return err
-	}
-	b.buf = append(b.buf, tuple[1:len(tuple)-1]...)
-	b.buf = append(b.buf, " FROM DUAL WHERE ROW_COUNT() = 0"...)
-	b.buf = append(b.buf, t.upsertTail...)
-	return nil
-}
-
-// appendVersionedDelete appends the DELETE at instant at of rows of t, current rows that end then:
-// one DELETE ... WHERE key IN (...) when rows are identified by a key and nothing can see their
-// order, else one per row.
-func appendVersionedDelete(b *Batch, t *Table, at stamp, rows []event.Row, gtid string) error {
-	if t.keyKind == keyAll || t.related || len(rows) == 1 {
-		for _, r := range rows {
-			b.begin(t.deleteShape)
-			b.buf = append(b.buf, at.prefix()...)
-			b.buf = append(b.buf, "DELETE FROM "...)
-			b.buf = append(b.buf, t.quoted...)
-			var err error
-			if b.buf, err = appendWhere(b.buf, t, r.Before); err != nil {
-				return err
-			}
-			b.expect(Check{Want: 1, Kind: DeleteMissing, Table: t, row: r, before: true, GTID: gtid})
-		}
-		return nil
-	}
-	b.begin(t.deleteShape)
-	b.buf = append(b.buf, at.prefix()...)
-	b.buf = append(b.buf, "DELETE FROM "...)
-	b.buf = append(b.buf, t.quoted...)
-	b.buf = append(b.buf, " WHERE "...)
-	b.buf = append(b.buf, t.keyTuple...)
-	return appendKeysIn(b, t, rows, gtid)
-}
-
 // sameBut reports whether images a and b of t agree on every column but skip, as the applier
 // writes them.
 func sameBut(t *Table, a, b []any, skip int) (bool, error) {
@@ -443,47 +359,12 @@ func sameBut(t *Table, a, b []any, skip int) (bool, error) {
 	return true, nil
 }
 
-// stamp is an instant as the session's timestamp takes it: unix seconds and microseconds.
-type stamp string
-
-// unixStamp returns the instant of a TIMESTAMP(6) value as the reader decodes it (UTC).
-func unixStamp(s string) (stamp, error) {
-	at, err := time.Parse(stampLayout, s)
-	if err != nil {
-		return "", err
-	}
-	return stamp(strconv.FormatInt(at.Unix(), 10) + "." + fmt.Sprintf("%06d", at.Nanosecond()/1000)), nil
-}
-
-// prefix is what makes a statement run at instant s.
-func (s stamp) prefix() string { return "SET STATEMENT timestamp=" + string(s) + " FOR " }
-
-// prefixed returns t inserting at instant s: a copy whose INSERT runs with the session's
-// timestamp at s.
-func (s stamp) prefixed(t *Table) *Table {
-	c := *t
-	c.insertHead = append([]byte(s.prefix()), t.insertHead...)
-	return &c
-}
-
-// stampOf returns column i of a row image, a period column's TIMESTAMP(6) value.
-func stampOf(img []any, i int) (string, error) {
-	if i >= len(img) {
-		return "", fmt.Errorf("the row image has %d columns, not the period's column %d", len(img), i+1)
-	}
-	s, ok := img[i].(string)
-	if !ok || len(s) != len(stampLayout) {
-		return "", fmt.Errorf("period column %d holds %T %v, not a TIMESTAMP(6)", i+1, img[i], img[i])
-	}
-	return s, nil
-}
-
-func isCurrent(end string) bool { return end == maxTimestamp32 || end == maxTimestamp64 }
-
+// stampError is the error of a period value that stampOf or unixStamp cannot read.
 func (p *Planner) stampError(t *Table, err error) error {
 	return p.versionedInexact(t, "a period value the applier cannot read: "+err.Error())
 }
 
+// versionedInexact is the error of a change to t that no statement on the target can make.
 func (p *Planner) versionedInexact(t *Table, what string) error {
 	return &InexactError{Table: t.quoted, GTID: p.gtid, What: what + " in a system-versioned table",
 		Fix: "no statement on the target makes that change; make the table's history equal on both sides (or leave the table out of the workflow), then re-sync it"}
