@@ -143,6 +143,7 @@ type Applier struct {
 	lastSource    atomic.Int64 // latest source commit time (unix s) among the events received; 0 before any
 	lastHeartbeat atomic.Int64 // unix nanos when a heartbeat was last received; 0 before any
 	lastFetch     atomic.Int64 // unix nanos of the last fetch that brought events; 0 before any
+	started       atomic.Int64 // unix nanos when Run began; 0 before
 	pendingAt     atomic.Int64 // unix nanos of the fetch that brought the oldest pending transaction, or an earlier one
 	inline        tracker      // the round trip in flight on the main or an XA session
 	pool          pool         // the workers, when Config.Workers > 1
@@ -199,6 +200,7 @@ func New(cfg Config) *Applier {
 // the stream started from. On return, any open target transaction has been rolled back: its
 // connection is killed over a separate connection so that its locks go at once.
 func (a *Applier) Run(ctx context.Context, relay Fetcher, pos string) (err error) {
+	a.started.Store(a.cfg.Now().UnixNano())
 	a.committed = pos
 	a.lastSave = a.cfg.Now()
 	a.txOpen = false

@@ -16,7 +16,9 @@ import (
 //   - else, while events vplayer received wait in front of the applier (in the relay log, or
 //     in a gate that holds the stream on purpose: Config.Waiting), the commit time of the first
 //     of them, which is unknown but no earlier than the newest commit time received nor than
-//     the last heartbeat (the source sends one only when it has nothing else);
+//     the last heartbeat (the source sends one only when it has nothing else); when the applier
+//     has fetched nothing yet (a gate held the stream from its first event), the applier's
+//     start, which the events arrived after: lag then reads at least how long they waited;
 //   - else, caught up with everything received: now, while the last fetch of any event or
 //     heartbeat is no older than the source's heartbeat period (Config.HeartbeatPeriod) and
 //     half a period more for its timer's and the network's jitter; past that, the source is
@@ -42,6 +44,7 @@ type lagState struct {
 	heartbeat int64 // unix nanos of the last fetch that brought a heartbeat
 	fetched   int64 // unix nanos of the last fetch that brought any event
 	waiting   bool  // events received wait in front of the applier
+	started   int64 // unix nanos when the applier's Run began
 }
 
 // received notes what a fetch brought at now, before it is applied: the fetch's time, the
@@ -98,6 +101,7 @@ func (a *Applier) lagSince(now time.Time) (time.Time, bool) {
 	s.fetched = a.lastFetch.Load()
 	s.heartbeat = a.lastHeartbeat.Load()
 	s.source = a.lastSource.Load()
+	s.started = a.started.Load()
 	return lagSince(s, a.cfg.HeartbeatPeriod, now)
 }
 
@@ -108,6 +112,11 @@ func lagSince(s lagState, period time.Duration, now time.Time) (time.Time, bool)
 	case s.pending != 0:
 		return commitTime(s.pending, s.pendingAt), true
 	case s.fetched == 0 && s.source == 0 && s.heartbeat == 0:
+		if s.waiting && s.started != 0 {
+			// Held from the first event on (a --apply-delay or a throttle in force when the
+			// attempt began): what waits arrived after the start.
+			return time.Unix(0, s.started), true
+		}
 		return time.Time{}, false
 	case s.waiting:
 		// The first event waiting is no older than what was fetched before it, nor than the

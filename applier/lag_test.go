@@ -19,7 +19,9 @@ func TestLagSince(t *testing.T) {
 		wantOK bool
 	}{
 		{"nothing received", lagState{}, time.Time{}, false},
-		{"nothing received, something waits", lagState{waiting: true}, time.Time{}, false},
+		{"nothing received, something waits, not started", lagState{waiting: true}, time.Time{}, false},
+		{"nothing received, not waiting", lagState{started: at(990)}, time.Time{}, false},
+		{"nothing received, held since the start", lagState{waiting: true, started: at(990)}, unix(990), true},
 
 		// Caught up: everything received applied.
 		{"caught up, an event fetched just now", lagState{source: 1000, fetched: at(1000.4)}, now, true},
@@ -88,6 +90,14 @@ func TestApplier_received(t *testing.T) {
 	if _, ok := a.LagSince(); ok {
 		t.Errorf("LagSince before anything was received is known, want unknown")
 	}
+	// Run began 3s ago and a gate has held every event since: lag grows from the start, never 0
+	// while they wait (SPEC 9).
+	a.started.Store(now.Add(-3 * time.Second).UnixNano())
+	waiting = true
+	if got := a.Lag(now); got != 3*time.Second {
+		t.Errorf("Lag with events held since Run began 3s ago, none fetched=%v, want 3s", got)
+	}
+	waiting = false
 	a.received([]*event.Event{
 		{Type: event.Begin, Timestamp: 990},
 		{Type: event.Commit, Timestamp: 991},
