@@ -234,6 +234,9 @@ func (a *Applier) begun(ts int64) {
 // maybeCut commits the batch planned so far at a transaction boundary when the scheduler says
 // it goes to a free worker now: the rest of the fetch is planned meanwhile.
 func (a *Applier) maybeCut(ctx context.Context) error {
+	if len(a.pool.free) == 0 {
+		return nil // serial, or every worker busy: nothing to cut for
+	}
 	if a.sched.cut(a.openBatch(), len(a.pool.free) > 0) != cutNow {
 		return nil
 	}

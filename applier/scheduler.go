@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vplayer/vplayer/applier/plan"
@@ -26,16 +27,17 @@ type scheduler struct {
 	workers int // worker sessions; 0 when apply is serial
 
 	mu       sync.Mutex
-	inflight []*job           // dispatched and not committed, in source order
-	sets     []*plan.Writeset // the writesets of inflight, rebuilt (never written) when it changes
-	lastPos  string           // where the last job dispatched (or batch run on the main session) ends
-	done     []*plan.Batch    // statements of committed jobs, for the planner to reuse
+	inflight []*job        // dispatched and not committed, in source order
+	lastPos  string        // where the last job dispatched (or batch run on the main session) ends
+	done     []*plan.Batch // statements of committed jobs, for the planner to reuse
 	// pendingFirst is the source commit time of the first transaction planned and not yet
 	// dispatched; set and cleared by the dispatcher, read by committing workers.
 	pendingFirst int64
 	// wake, when set, is called once no job is in flight: the dispatcher holds a batch for that
 	// moment (see holdOpen).
 	wake func()
+	// sets are the writesets of inflight, published anew (never written) when it changes.
+	sets atomic.Pointer[[]*plan.Writeset]
 
 	// Owned by the dispatcher.
 	inlineTx bool // a batch runs on the main session: it was sent before its commit
@@ -183,25 +185,27 @@ func (s *scheduler) dispatch(st *plan.Step, dep *job, gtid string) (*job, []*pla
 	return j, reuse
 }
 
-// setsChanged rebuilds sets from inflight, under mu: a new slice, so that the one handed out
-// before stays as it was.
+// setsChanged publishes the writesets of inflight, under mu: a new slice (nil when none is in
+// flight), so that the one handed out before stays as it was.
 func (s *scheduler) setsChanged() {
-	sets := make([]*plan.Writeset, len(s.inflight))
-	for i, j := range s.inflight {
-		sets[i] = j.ws
+	var sets []*plan.Writeset
+	if len(s.inflight) > 0 {
+		sets = make([]*plan.Writeset, len(s.inflight))
+		for i, j := range s.inflight {
+			sets[i] = j.ws
+		}
 	}
-	s.sets = sets
+	s.sets.Store(&sets)
 }
 
 // inFlightSets returns the writesets of the jobs in flight (nil for a job that has none: it
-// overlaps everything); nil when none is. The slice is never written once returned.
+// overlaps everything); nil when none is. The slice is never written once returned. One atomic
+// load: the dispatcher reads it before planning each event.
 func (s *scheduler) inFlightSets() []*plan.Writeset {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.sets) == 0 {
-		return nil
+	if p := s.sets.Load(); p != nil {
+		return *p
 	}
-	return s.sets
+	return nil
 }
 
 // inTurn reports whether every batch before j committed, so that j may commit: j is the oldest
