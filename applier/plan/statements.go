@@ -139,18 +139,24 @@ func appendUpdateRow(b *Batch, t *Table, r event.Row, mode, gtid string) error {
 	if mode != ExecModeIdempotent || t.partial {
 		return nil
 	}
-	// ROW_COUNT() is the rows the UPDATE matched: the after image goes in only when it was none.
+	return appendInsertIfNoneMatched(b, t, r.After, "")
+}
+
+// appendInsertIfNoneMatched appends, after an UPDATE of idempotent mode, the INSERT of its after
+// image that runs only when the UPDATE matched no row (ROW_COUNT() = 0), prefix before it. The
+// after image's key may exist already (a key change onto a row the target has): it is written
+// over that row, as idempotent mode writes every after image.
+func appendInsertIfNoneMatched(b *Batch, t *Table, after []any, prefix string) error {
 	b.begin(t.insertShape)
+	b.buf = append(b.buf, prefix...)
 	b.buf = append(b.buf, t.insertHead[:len(t.insertHead)-len("VALUES ")]...)
 	b.buf = append(b.buf, "SELECT "...)
-	tuple, err := appendTuple(nil, t, t.writable, r.After)
+	tuple, err := appendTuple(nil, t, t.writable, after)
 	if err != nil {
 		return err
 	}
 	b.buf = append(b.buf, tuple[1:len(tuple)-1]...)
 	b.buf = append(b.buf, " FROM DUAL WHERE ROW_COUNT() = 0"...)
-	// The after image's key may exist already (a key change onto a row the target has): it is
-	// written over that row, as idempotent mode writes every after image.
 	b.buf = append(b.buf, t.upsertTail...)
 	return nil
 }

@@ -37,18 +37,7 @@ func appendVersionedUpdate(b *Batch, t *Table, at stamp, r event.Row, mode, gtid
 	if mode != ExecModeIdempotent {
 		return nil
 	}
-	b.begin(t.insertShape)
-	b.buf = append(b.buf, at.prefix()...)
-	b.buf = append(b.buf, t.insertHead[:len(t.insertHead)-len("VALUES ")]...)
-	b.buf = append(b.buf, "SELECT "...)
-	tuple, err := appendTuple(nil, t, t.writable, r.After)
-	if err != nil {
-		return err
-	}
-	b.buf = append(b.buf, tuple[1:len(tuple)-1]...)
-	b.buf = append(b.buf, " FROM DUAL WHERE ROW_COUNT() = 0"...)
-	b.buf = append(b.buf, t.upsertTail...)
-	return nil
+	return appendInsertIfNoneMatched(b, t, r.After, at.prefix())
 }
 
 // appendVersionedDelete appends the DELETE at instant at of rows of t, current rows that end then:
