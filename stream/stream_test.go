@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/vplayer/vplayer/binlog"
 	"github.com/vplayer/vplayer/internal/eventually"
 	"github.com/vplayer/vplayer/internal/mysqld"
@@ -20,18 +18,8 @@ import (
 	"github.com/vplayer/vplayer/workflow"
 )
 
-func TestMain(m *testing.M) {
-	// Snapshot the goroutines before any test runs: IgnoreCurrent captures them when called, so
-	// taking it after the tests would excuse every goroutine they leaked.
-	before := goleak.IgnoreCurrent()
-	code := mysqltest.Run(m)
-	// Every stream, syncer, keepalive and pool the tests started must be gone.
-	if err := goleak.Find(before); code == 0 && err != nil {
-		fmt.Fprintln(os.Stderr, "goroutines leaked:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+// TestMain fails the run on a stream, syncer, keepalive or pool the tests left running.
+func TestMain(m *testing.M) { mysqltest.MainCheckingLeaks(m) }
 
 func TestErrorKey(t *testing.T) {
 	a := errorKey(errors.New("applier stalled: no progress for 5m2s while applying UPDATE `s`.`t`"))

@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/vplayer/vplayer/internal/mysqld"
 )
 
@@ -57,17 +59,23 @@ func Main(m *testing.M) {
 	os.Exit(Run(m))
 }
 
-// Run is Main without the exit, for a TestMain that checks more after the tests, such as leaked
-// goroutines once the servers are stopped:
-//
-//	func TestMain(m *testing.M) {
-//		code := mysqltest.Run(m)
-//		if err := goleak.Find(); code == 0 && err != nil {
-//			fmt.Fprintln(os.Stderr, err)
-//			code = 1
-//		}
-//		os.Exit(code)
-//	}
+// MainCheckingLeaks is Main for a package whose tests start goroutines (workers, pools, syncers):
+// once the tests ran and the shared servers stopped, a goroutine the tests started that is still
+// running fails the run. What ran before the tests (the runtime's, the test binary's) is not
+// counted.
+func MainCheckingLeaks(m *testing.M) {
+	// Taken before any test runs: goroutines the tests leak are not excused.
+	before := goleak.IgnoreCurrent()
+	code := Run(m)
+	if err := goleak.Find(before); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goroutines leaked:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// Run is Main without the exit, for a TestMain that checks more after the tests (see
+// MainCheckingLeaks).
 func Run(m *testing.M) int {
 	mainCalled.Store(true)
 	code := m.Run()
