@@ -115,6 +115,10 @@ func (g *Gate) Fetch(ctx context.Context) ([]*event.Event, error) {
 				continue
 			}
 		}
+		// Not at a pause point: what the applier settled may be followed by more events, so a
+		// later pause has it settle again (a pause withdrawn between ErrSettle and its next
+		// Fetch would otherwise leave this set).
+		g.settled = false
 		if !g.open && g.throttled() {
 			if err := g.waitHold(ctx, g.throttle.Changed()); err != nil {
 				return nil, err

@@ -317,3 +317,26 @@ func TestGate_settlesBeforePausing(t *testing.T) {
 		}
 	}
 }
+
+// TestGate_withdrawnPauseSettlesAgain: a pause withdrawn after the gate asked the applier to
+// settle, before its next Fetch, leaves nothing behind: the events go on, and the next pause
+// asks the applier to settle what was handed over since.
+func TestGate_withdrawnPauseSettlesAgain(t *testing.T) {
+	req := NewRequest()
+	g := New(batches(txn(1), txn(2)), req, Config{Flavor: "mariadb", Start: "MariaDB/0-1-0"})
+	if got := fetchShow(context.Background(), g); got != "B R C1" {
+		t.Fatalf("first fetch = %q", got)
+	}
+	req.Set(workflow.PauseHold, "mariadb")
+	if _, err := g.Fetch(cancelled()); !errors.Is(err, applier.ErrSettle) {
+		t.Fatalf("Fetch at the pause point: %v, want %v", err, applier.ErrSettle)
+	}
+	req.Set("", "mariadb") // withdrawn before the applier fetched again
+	if got := fetchShow(context.Background(), g); got != "B R C2" {
+		t.Fatalf("fetch after the pause was withdrawn = %q, want the next transaction", got)
+	}
+	req.Set(workflow.PauseHold, "mariadb")
+	if _, err := g.Fetch(cancelled()); !errors.Is(err, applier.ErrSettle) {
+		t.Fatalf("Fetch at the next pause point: %v, want %v: C2 was handed over since the last settle", err, applier.ErrSettle)
+	}
+}
